@@ -1,0 +1,105 @@
+#pragma once
+// Parameters of one TensorCore: sequencer, MXUs, vector unit, on-chip memories, DMA.
+// Plain validated structs (STYLE rule 4): no YAML, no SystemC. They sit in the header-only base
+// rather than beside each model because the lowering in isa/ sizes its tiles from them and isa/
+// must not depend on models/. Defaults live in the member initialisers; sim/config fills them.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/base/dtype.h"
+#include "sim/base/units.h"
+
+namespace tpusim {
+
+enum class Dataflow : std::uint8_t { kWeightStationary, kOutputStationary, kInputStationary };
+
+inline constexpr std::string_view dataflow_name(Dataflow d) {
+  switch (d) {
+    case Dataflow::kWeightStationary: return "ws";
+    case Dataflow::kOutputStationary: return "os";
+    case Dataflow::kInputStationary: return "is";
+  }
+  return "?";
+}
+
+// Fast: one analytic occupancy per instruction. Cycle: every PE evaluated each clock (teaching).
+enum class MxuModel : std::uint8_t { kFast, kCycle };
+
+struct SequencerSpec {
+  std::uint32_t queue_depth = 16;       // entries in each unit's in-order instruction queue
+  Duration dispatch_latency = Duration::of_cycles(1);  // decode + dispatch of one instruction
+  std::uint32_t semaphores = 32;        // semaphore registers per core
+};
+
+struct MxuSpec {
+  std::uint32_t count = 1;  // systolic arrays per core
+  std::uint32_t rows = 128;
+  std::uint32_t cols = 128;
+  Dataflow dataflow = Dataflow::kWeightStationary;
+  MxuModel model = MxuModel::kFast;
+  // Operand type -> MACs per PE per cycle. 1 is full rate; TPUv1 ran 16-bit operands at 1/4
+  // (both 16-bit) and v5e runs int8 at 2x its bf16 rate. A type absent here is unsupported.
+  std::map<DType, double> precisions = {{DType::kBf16, 1.0}};
+  bool weight_double_buffer = true;     // a shadow weight tile loads while the active one computes
+  std::uint32_t weight_fifo_depth = 1;  // weight tiles staged ahead of the array (TPUv1: 4)
+  Duration writeback_latency = Duration::of_cycles(1);  // array output -> accumulator memory
+};
+
+enum class VectorOp : std::uint8_t {
+  kAdd, kSub, kMul, kMax, kMin, kRelu, kGelu, kExp, kRsqrt, kReciprocal, kCast, kRequantize,
+  kReduceSum, kReduceMax, kBroadcast, kMove,
+};
+inline constexpr std::size_t kNumVectorOps = 16;
+
+inline constexpr std::string_view vector_op_name(VectorOp op) {
+  constexpr std::string_view kNames[kNumVectorOps] = {
+      "add", "sub", "mul", "max", "min", "relu", "gelu", "exp", "rsqrt", "reciprocal", "cast",
+      "requantize", "reduce_sum", "reduce_max", "broadcast", "move"};
+  return kNames[static_cast<std::size_t>(op)];
+}
+
+struct VectorOpTiming {
+  Duration latency = Duration::of_cycles(2);  // pipeline depth of one op
+  double throughput = 1.0;  // results per ALU slot per cycle (0.25 = one every 4 cycles)
+};
+
+struct VpuSpec {
+  std::uint32_t lanes = 128;
+  std::uint32_t sublanes = 8;
+  std::array<VectorOpTiming, kNumVectorOps> ops{};
+};
+
+// One on-chip SRAM: vector memory, accumulator memory or common memory.
+struct SramSpec {
+  Bytes capacity{0};
+  std::uint32_t banks = 1;
+  Bytes port_width{64};        // bytes per cycle through one port
+  std::uint32_t ports = 1;     // independent ports shared by DMA, MXU and VPU
+  Duration latency = Duration::of_cycles(1);
+  bool present() const { return capacity.value() > 0; }
+  Bytes bank_capacity() const { return Bytes(capacity.value() / banks); }
+};
+
+struct DmaSpec {
+  std::uint32_t engines = 1;
+  std::uint32_t max_outstanding = 16;  // chunks in flight per engine
+  Bytes chunk{512};                    // bytes per memory transaction
+  Duration setup_latency = Duration::of_cycles(8);  // descriptor decode before the first chunk
+};
+
+struct CoreSpec {
+  SequencerSpec sequencer;
+  MxuSpec mxu;
+  VpuSpec vpu;
+  SramSpec vmem;    // vector memory / unified buffer: MXU inputs, VPU operands
+  SramSpec accmem;  // accumulator memory: MXU outputs
+  SramSpec cmem;    // optional common memory (TPUv4i CMEM); capacity 0 when absent
+  DmaSpec dma;
+};
+
+}  // namespace tpusim

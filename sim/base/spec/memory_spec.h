@@ -1,0 +1,74 @@
+#pragma once
+// Off-chip memory (simple bandwidth/latency model, detailed HBM/DDR model, or ideal) and the
+// on-chip interconnect between cores and memory channels.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sim/base/units.h"
+
+namespace tpusim {
+
+// simple: bandwidth + latency per channel. hbm: bank-level DRAM timing (also drives DDR
+// organisations such as TPUv1's DDR3). ideal: no latency, unlimited bandwidth (SCALE-Sim's view).
+enum class MemoryModel : std::uint8_t { kSimple, kHbm, kIdeal };
+
+enum class DramScheduler : std::uint8_t { kFrFcfs, kFcfs };
+enum class PagePolicy : std::uint8_t { kOpen, kClose };
+
+// Every timing in DRAM clock cycles (tCK) once resolved; the config may write ns.
+struct DramTiming {
+  Duration tRCD, tRP, tRAS, tRC, tCL, tWL, tCCD_S, tCCD_L, tRRD_S, tRRD_L, tFAW, tWR, tWTR_S,
+      tWTR_L, tRTP, tRFC, tREFI;
+};
+
+struct DramSpec {
+  std::string standard = "hbm2";  // names the row of the energy table's dram section
+  std::uint32_t stacks = 1;
+  std::uint32_t channels = 8;         // per stack
+  std::uint32_t pseudo_channels = 2;  // per channel (1 for DDR)
+  std::uint32_t bank_groups = 4;
+  std::uint32_t banks_per_group = 4;
+  std::uint32_t rows = 16384;
+  std::uint32_t columns = 64;       // column addresses per row, in bursts
+  std::uint32_t burst_length = 4;   // beats per burst
+  std::uint32_t bus_width_bits = 64;  // data pins per pseudo-channel
+  Hertz clock{1e9};                 // CK; data moves on both edges
+  DramTiming timing;
+  std::uint32_t queue_depth = 32;   // requests per channel controller
+  DramScheduler scheduler = DramScheduler::kFrFcfs;
+  PagePolicy page_policy = PagePolicy::kOpen;
+  std::string address_mapping = "ro-ba-bg-ch-co";  // most to least significant field
+  Picojoules activate_energy{0};  // one ACT+PRE pair
+
+  std::uint32_t total_channels() const { return stacks * channels * pseudo_channels; }
+  Bytes burst_bytes() const { return Bytes(std::uint64_t{bus_width_bits} * burst_length / 8); }
+  Bytes capacity() const {
+    return Bytes(std::uint64_t{total_channels()} * bank_groups * banks_per_group * rows *
+                 columns * burst_bytes().value());
+  }
+  BytesPerSecond peak_bandwidth() const {
+    return BytesPerSecond(2.0 * clock.value() * bus_width_bits / 8.0 * total_channels());
+  }
+};
+
+struct MemorySpec {
+  MemoryModel model = MemoryModel::kSimple;
+  Bytes capacity{8 * kGiB};
+  std::uint32_t channels = 16;          // simple model: independent channels sharing `bandwidth`
+  Bandwidth bandwidth = Bandwidth::of_bytes_per_second(614e9);  // simple model: total peak
+  Duration latency = Duration::of_seconds(100e-9);  // simple model: request to first byte
+  DramSpec hbm;  // the bank-level model's organisation and timing (model: hbm)
+};
+
+enum class NocTopology : std::uint8_t { kCrossbar, kMesh };
+
+struct NocSpec {
+  NocTopology topology = NocTopology::kCrossbar;
+  std::uint32_t mesh_columns = 1;  // mesh: nodes per row; rows follow from the node count
+  Bytes link_width{64};            // bytes per cycle per link and direction
+  Duration hop_latency = Duration::of_cycles(1);
+};
+
+}  // namespace tpusim

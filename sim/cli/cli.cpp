@@ -1,0 +1,102 @@
+#include "sim/cli/cli.h"
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "sim/base/errors.h"
+#include "sim/cli/chip_path.h"
+#include "sim/cli/commands.h"
+
+namespace tpusim::sim {
+namespace {
+
+void add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
+  cmd->add_option("--set", *overrides, "Override one config key, e.g. --set core.mxu.rows=64")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+}
+
+// Subcommands whose issues have not landed: their options are declared so --help shows what
+// they will take, and running them says so and exits 3.
+void add_pending(CLI::App& app, const char* name, const char* description, const char* issue) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->allow_extras();
+  cmd->final_callback([name, issue] {
+    throw NotImplemented(std::string("tpusim ") + name + ": not implemented yet (" + issue + ")");
+  });
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"tpusim: a cycle-approximate simulator of TPU-style ML accelerators", "tpusim"};
+  app.set_version_flag("--version", std::string(TPUSIM_VERSION));
+  app.require_subcommand(1);
+  int verbosity = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbosity, "More log output (-vv for trace)");
+  app.add_flag("-q,--quiet", quiet, "Errors only");
+
+  ConfigCommandArgs config_args;
+  CLI::App* config = app.add_subcommand("config", "Print the fully resolved chip configuration");
+  config->add_option("chip", config_args.chip, "Chip YAML or preset name")
+      ->default_val(kDefaultChip);
+  add_overrides(config, &config_args.overrides);
+
+  ValidateCommandArgs validate_args;
+  CLI::App* validate = app.add_subcommand("validate", "Check chip configurations without running");
+  validate->add_option("chips", validate_args.chips, "Chip YAML files or preset names")
+      ->required();
+  add_overrides(validate, &validate_args.overrides);
+
+  add_pending(app, "run", "Compile a workload for a chip and simulate it",
+              "issue #6, workloads and lowering");
+  add_pending(app, "exec", "Simulate an assembled program on a chip", "issue #4, the chip");
+  add_pending(app, "compile", "Lower a workload to a program for a chip",
+              "issue #6, workloads and lowering");
+  add_pending(app, "asm", "Assemble .tasm text into a .tbin binary", "issue #3, the ISA");
+  add_pending(app, "disasm", "Print a .tbin binary as .tasm text", "issue #3, the ISA");
+  add_pending(app, "sweep", "Run a parameter sweep", "issue #8, architecture exploration");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion&) {
+    std::cout << "tpusim " << TPUSIM_VERSION << "\n";
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "tpusim: error: " << e.what() << " (see tpusim --help)\n";
+    return kExitBadInput;
+  } catch (const NotImplemented& e) {
+    std::cerr << e.what() << "\n";
+    return kExitNotImplemented;
+  }
+
+  spdlog::set_level(quiet ? spdlog::level::err
+                    : verbosity >= 2 ? spdlog::level::trace
+                    : verbosity == 1 ? spdlog::level::debug
+                                     : spdlog::level::info);
+  try {
+    if (config->parsed()) return run_config(config_args);
+    if (validate->parsed()) return run_validate(validate_args);
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const NotImplemented& e) {
+    std::cerr << e.what() << "\n";
+    return kExitNotImplemented;
+  } catch (const SimError& e) {
+    std::cerr << "simulation error: " << e.what() << "\n";
+    return kExitSimError;
+  }
+  return kExitOk;
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,105 @@
+// Cross-field rules of a chip: what a per-key range check cannot see. Each rule names the key
+// a user would change to fix it.
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "sim/config/chip_config.h"
+#include "sim/config/units_parse.h"
+
+namespace tpusim::config {
+namespace {
+
+void check(bool ok, const std::string& key_path, const std::string& message) {
+  if (!ok) throw SpecError(key_path, message);
+}
+
+void validate_sram(const SramSpec& s, const std::string& key) {
+  check(s.capacity.value() % s.banks == 0, key + ".banks",
+        format_size(s.capacity) + " does not divide into " + std::to_string(s.banks) +
+            " equal banks");
+}
+
+void validate_address_mapping(const std::string& mapping) {
+  const std::string key = "memory.hbm.address_mapping";
+  const std::set<std::string> fields = {"ro", "ba", "bg", "ch", "co"};
+  std::set<std::string> seen;
+  std::stringstream split(mapping);
+  for (std::string field; std::getline(split, field, '-');) {
+    check(fields.count(field) == 1, key,
+          "unknown field '" + field + "' in \"" + mapping + "\" (fields: ro ba bg ch co)");
+    check(seen.insert(field).second, key,
+          "field '" + field + "' appears twice in \"" + mapping + "\"");
+  }
+  check(seen == fields, key,
+        "\"" + mapping + "\" must name each of ro ba bg ch co exactly once");
+}
+
+void validate_dram(const DramSpec& d, const MemorySpec& memory) {
+  check((d.bus_width_bits * d.burst_length) % 8 == 0, "memory.hbm.burst_length",
+        "bus_width_bits x burst_length must be a whole number of bytes");
+  const DramTiming& t = d.timing;
+  const auto ck = [&](const Duration& x) { return x.cycles(d.clock).value(); };
+  check(ck(t.tRAS) >= ck(t.tRCD), "memory.hbm.timing.tRAS",
+        "tRAS (" + std::to_string(ck(t.tRAS)) + " tCK) must be at least tRCD (" +
+            std::to_string(ck(t.tRCD)) + " tCK): a row stays open until its first column access");
+  check(ck(t.tRC) >= ck(t.tRAS) + ck(t.tRP), "memory.hbm.timing.tRC",
+        "tRC (" + std::to_string(ck(t.tRC)) + " tCK) must be at least tRAS + tRP (" +
+            std::to_string(ck(t.tRAS) + ck(t.tRP)) + " tCK)");
+  check(ck(t.tREFI) > ck(t.tRFC), "memory.hbm.timing.tREFI",
+        "tREFI must exceed tRFC, or the device would refresh forever");
+  check(ck(t.tCCD_L) >= ck(t.tCCD_S), "memory.hbm.timing.tCCD_L", "tCCD_L must be >= tCCD_S");
+  check(ck(t.tRRD_L) >= ck(t.tRRD_S), "memory.hbm.timing.tRRD_L", "tRRD_L must be >= tRRD_S");
+  validate_address_mapping(d.address_mapping);
+  check(memory.capacity <= d.capacity(), "memory.capacity",
+        format_size(memory.capacity) + " exceeds the " + format_size(d.capacity()) +
+            " that the memory.hbm organisation holds");
+}
+
+}  // namespace
+
+void validate_chip(const ChipSpec& chip) {
+  const CoreSpec& core = chip.core;
+  validate_sram(core.vmem, "core.vmem");
+  validate_sram(core.accmem, "core.accmem");
+  if (core.cmem.present()) validate_sram(core.cmem, "core.cmem");
+
+  std::uint32_t widest_operand = 0;
+  for (const auto& [dtype, rate] : core.mxu.precisions)
+    widest_operand = std::max(widest_operand, dtype_bytes(dtype));
+  const std::uint64_t weight_tile = std::uint64_t{core.mxu.rows} * core.mxu.cols * widest_operand;
+  check(core.vmem.capacity.value() >= weight_tile, "core.vmem.capacity",
+        format_size(core.vmem.capacity) + " cannot hold one " + std::to_string(core.mxu.rows) +
+            "x" + std::to_string(core.mxu.cols) + " weight tile (" +
+            format_size(Bytes(weight_tile)) + ")");
+  const std::uint64_t output_tile = std::uint64_t{core.mxu.rows} * core.mxu.cols * 4;
+  check(core.accmem.capacity.value() >= output_tile, "core.accmem.capacity",
+        format_size(core.accmem.capacity) + " cannot hold one " + std::to_string(core.mxu.rows) +
+            "x" + std::to_string(core.mxu.cols) + " tile of 32-bit accumulators (" +
+            format_size(Bytes(output_tile)) + ")");
+  check(core.dma.chunk <= core.vmem.capacity, "core.dma.chunk",
+        "a DMA chunk larger than vector memory can never be placed");
+
+  validate_dram(chip.memory.hbm, chip.memory);
+
+  const EnergyTable& table = chip.energy.table;
+  for (const auto& [dtype, rate] : core.mxu.precisions)
+    check(table.mac.count(dtype) == 1, "energy.table",
+          "energy table '" + table.name + "' has no mac energy for " +
+              std::string(dtype_name(dtype)) + ", which core.mxu.precisions lists");
+  check(table.dram_per_bit.count(chip.memory.hbm.standard) == 1, "memory.hbm.standard",
+        "energy table '" + table.name + "' has no dram_per_bit entry for '" +
+            chip.memory.hbm.standard + "'");
+
+  if (chip.noc.topology == NocTopology::kMesh) {
+    const std::uint32_t nodes = chip.cores + (chip.memory.model == MemoryModel::kHbm
+                                                  ? chip.memory.hbm.total_channels()
+                                                  : chip.memory.channels);
+    check(chip.noc.mesh_columns <= nodes, "noc.mesh_columns",
+          std::to_string(chip.noc.mesh_columns) + " columns for a mesh of only " +
+              std::to_string(nodes) + " nodes (cores + memory channels)");
+  }
+}
+
+}  // namespace tpusim::config

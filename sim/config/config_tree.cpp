@@ -1,0 +1,311 @@
+#include "sim/config/config_tree.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace tpusim::config {
+namespace fs = std::filesystem;
+
+ConfigNode ConfigNode::scalar(std::string text, SourceLocation where, bool quoted) {
+  ConfigNode n;
+  n.kind_ = Kind::kScalar;
+  n.text_ = std::move(text);
+  n.where_ = std::move(where);
+  n.quoted_ = quoted;
+  return n;
+}
+
+ConfigNode ConfigNode::map(SourceLocation where) {
+  ConfigNode n;
+  n.kind_ = Kind::kMap;
+  n.where_ = std::move(where);
+  return n;
+}
+
+ConfigNode ConfigNode::seq(SourceLocation where) {
+  ConfigNode n;
+  n.kind_ = Kind::kSeq;
+  n.where_ = std::move(where);
+  return n;
+}
+
+ConfigNode ConfigNode::null(SourceLocation where) {
+  ConfigNode n;
+  n.where_ = std::move(where);
+  return n;
+}
+
+const ConfigNode* ConfigNode::find(const std::string& key) const {
+  for (const auto& [k, v] : entries_)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+ConfigNode* ConfigNode::find(const std::string& key) {
+  for (auto& [k, v] : entries_)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+ConfigNode& ConfigNode::set(const std::string& key, ConfigNode value) {
+  if (ConfigNode* existing = find(key)) {
+    *existing = std::move(value);
+    return *existing;
+  }
+  entries_.emplace_back(key, std::move(value));
+  return entries_.back().second;
+}
+
+void ConfigNode::erase(const std::string& key) {
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                [&](const Entry& e) { return e.first == key; }),
+                 entries_.end());
+}
+
+namespace {
+
+SourceLocation location_of(const YAML::Mark& mark, const std::string& file) {
+  if (mark.is_null()) return SourceLocation{file, 0, 0};
+  return SourceLocation{file, mark.line + 1, mark.column + 1};
+}
+
+ConfigNode convert(const YAML::Node& node, const std::string& file) {
+  SourceLocation where = location_of(node.Mark(), file);
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return ConfigNode::null(where);
+    case YAML::NodeType::Scalar:
+      // yaml-cpp tags quoted scalars "!"; plain ones "?".
+      return ConfigNode::scalar(node.Scalar(), where, node.Tag() == "!");
+    case YAML::NodeType::Sequence: {
+      ConfigNode out = ConfigNode::seq(where);
+      for (const auto& item : node) out.items().push_back(convert(item, file));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      ConfigNode out = ConfigNode::map(where);
+      for (const auto& kv : node) {
+        SourceLocation key_where = location_of(kv.first.Mark(), file);
+        if (!kv.first.IsScalar())
+          throw ConfigError(key_where, "", "a mapping key must be a plain name");
+        const std::string key = kv.first.Scalar();
+        if (out.find(key))
+          throw ConfigError(key_where, key, "duplicate key (each key may appear once)");
+        ConfigNode value = convert(kv.second, file);
+        value.set_key_where(key_where);
+        out.set(key, std::move(value));
+      }
+      return out;
+    }
+  }
+  return ConfigNode::null(where);
+}
+
+std::string read_text(const std::string& path, const SourceLocation& referenced_from) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw ConfigError(referenced_from.file.empty() ? SourceLocation{path} : referenced_from, "",
+                      "'" + path + "' is a directory, not a config file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const std::string why = fs::exists(path, ec) ? "cannot be read" : "no such file";
+    if (referenced_from.file.empty()) throw ConfigError(SourceLocation{path}, "", why);
+    throw ConfigError(referenced_from, "extends", "'" + path + "': " + why);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string display_path(const fs::path& p) { return p.lexically_normal().generic_string(); }
+
+ConfigNode load_resolved(const std::string& path, std::vector<std::string>& stack,
+                         const SourceLocation& referenced_from);
+
+// Replaces every `extends` in `node` (recursively) by the merge of the files it names with the
+// node's own keys on top.
+void resolve_extends(ConfigNode& node, const fs::path& dir, std::vector<std::string>& stack) {
+  if (node.is_seq()) {
+    for (ConfigNode& item : node.items()) resolve_extends(item, dir, stack);
+    return;
+  }
+  if (!node.is_map()) return;
+  for (auto& entry : node.entries())
+    if (entry.first != "extends") resolve_extends(entry.second, dir, stack);
+
+  const ConfigNode* extends = node.find("extends");
+  if (!extends) return;
+  std::vector<const ConfigNode*> targets;
+  if (extends->is_scalar()) {
+    targets.push_back(extends);
+  } else if (extends->is_seq()) {
+    for (const ConfigNode& item : extends->items()) targets.push_back(&item);
+  }
+  if (targets.empty())
+    throw ConfigError(extends->where(), "extends", "expected a file path or a list of paths");
+
+  ConfigNode result = ConfigNode::map(node.where());
+  for (const ConfigNode* target : targets) {
+    if (!target->is_scalar() || target->text().empty())
+      throw ConfigError(target->where(), "extends", "expected a file path");
+    const std::string base_path = display_path(dir / target->text());
+    merge_into(result, load_resolved(base_path, stack, target->where()));
+  }
+  ConfigNode own = node;
+  own.erase("extends");
+  merge_into(result, own);
+  result.set_key_where(node.key_where());
+  node = std::move(result);
+}
+
+ConfigNode load_resolved(const std::string& path, std::vector<std::string>& stack,
+                         const SourceLocation& referenced_from) {
+  std::error_code ec;
+  const std::string canonical = fs::weakly_canonical(path, ec).generic_string();
+  if (std::find(stack.begin(), stack.end(), canonical) != stack.end()) {
+    std::string chain;
+    for (const std::string& s : stack) chain += fs::path(s).filename().string() + " -> ";
+    throw ConfigError(referenced_from, "extends",
+                      "cycle of extends: " + chain + fs::path(canonical).filename().string());
+  }
+  ConfigNode root = parse_yaml(read_text(path, referenced_from), path);
+  if (!root.is_map()) {
+    const std::string what = root.is_null() ? "the file is empty" : "found a scalar or list";
+    throw ConfigError(SourceLocation{path, 1, 1}, "",
+                      "expected a YAML mapping of keys at the top level; " + what);
+  }
+  stack.push_back(canonical);
+  resolve_extends(root, fs::path(path).parent_path(), stack);
+  stack.pop_back();
+  return root;
+}
+
+void emit(YAML::Emitter& out, const ConfigNode& node) {
+  switch (node.kind()) {
+    case ConfigNode::Kind::kNull:
+      out << YAML::Null;
+      break;
+    case ConfigNode::Kind::kScalar:
+      if (node.quoted()) out << YAML::DoubleQuoted;
+      out << node.text();
+      break;
+    case ConfigNode::Kind::kSeq:
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const ConfigNode& item : node.items()) emit(out, item);
+      out << YAML::EndSeq;
+      break;
+    case ConfigNode::Kind::kMap:
+      out << YAML::BeginMap;
+      for (const auto& [key, value] : node.entries()) {
+        out << YAML::Key << key << YAML::Value;
+        emit(out, value);
+      }
+      out << YAML::EndMap;
+      break;
+  }
+}
+
+bool valid_key_segment(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-';
+  });
+}
+
+}  // namespace
+
+ConfigNode parse_yaml(const std::string& text, const std::string& file) {
+  if (text.find('\0') != std::string::npos)
+    throw ConfigError(SourceLocation{file, 1, 1}, "", "not a YAML text file (contains NUL bytes)");
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(location_of(e.mark, file), "", "invalid YAML: " + e.msg);
+  }
+  return convert(doc, file);
+}
+
+ConfigNode load_config_file(const std::string& path) {
+  std::vector<std::string> stack;
+  return load_resolved(path, stack, SourceLocation{});
+}
+
+void merge_into(ConfigNode& base, const ConfigNode& over) {
+  if (!base.is_map() || !over.is_map()) {
+    base = over;
+    return;
+  }
+  for (const auto& [key, value] : over.entries()) {
+    if (value.is_null()) {
+      base.erase(key);
+      continue;
+    }
+    ConfigNode* existing = base.find(key);
+    if (existing && existing->is_map() && value.is_map()) {
+      merge_into(*existing, value);
+      existing->set_key_where(value.key_where());
+    } else {
+      base.set(key, value);
+    }
+  }
+}
+
+void apply_override(ConfigNode& root, const std::string& assignment) {
+  const SourceLocation where{"--set " + assignment};
+  const std::size_t eq = assignment.find('=');
+  if (eq == std::string::npos)
+    throw ConfigError(where, "", "expected key.path=value");
+  const std::string path = assignment.substr(0, eq);
+  const std::string value_text = assignment.substr(eq + 1);
+
+  std::vector<std::string> keys;
+  std::stringstream split(path);
+  for (std::string key; std::getline(split, key, '.');) keys.push_back(key);
+  if (keys.empty() || path.back() == '.' ||
+      !std::all_of(keys.begin(), keys.end(), valid_key_segment))
+    throw ConfigError(where, path, "not a key path (expected names joined by '.')");
+  if (value_text.empty())
+    throw ConfigError(where, path, "missing value after '=' (write null to remove the key)");
+
+  ConfigNode value = parse_yaml(value_text, where.file);
+  ConfigNode* node = &root;
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    ConfigNode* child = node->find(keys[i]);
+    if (!child) child = &node->set(keys[i], ConfigNode::map(where));
+    if (!child->is_map())
+      throw ConfigError(where, path, "'" + keys[i] + "' holds a value, not a section of keys");
+    node = child;
+  }
+  if (value.is_null()) {
+    node->erase(keys.back());
+    return;
+  }
+  value.set_key_where(where);
+  node->set(keys.back(), std::move(value));
+}
+
+const ConfigNode* find_path(const ConfigNode& root, const std::string& dotted) {
+  const ConfigNode* node = &root;
+  std::stringstream split(dotted);
+  for (std::string key; std::getline(split, key, '.');) {
+    if (!node->is_map()) return nullptr;
+    node = node->find(key);
+    if (!node) return nullptr;
+  }
+  return node;
+}
+
+std::string to_yaml(const ConfigNode& root) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  emit(out, root);
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace tpusim::config

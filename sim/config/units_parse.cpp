@@ -1,0 +1,223 @@
+#include "sim/config/units_parse.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+namespace tpusim::config {
+namespace {
+
+struct Unit {
+  std::string_view name;
+  double scale;  // to the base unit of the quantity
+};
+
+struct Quantity {
+  std::string_view kind;     // "frequency"
+  std::string_view example;  // "940 MHz"
+  std::vector<Unit> units;
+};
+
+const Quantity kFrequency{"frequency", "940 MHz", {{"Hz", 1}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}}};
+const Quantity kSize{"size",
+                     "16 MiB",
+                     {{"B", 1},
+                      {"KiB", 1024.0},
+                      {"MiB", 1024.0 * 1024},
+                      {"GiB", 1024.0 * 1024 * 1024},
+                      {"TiB", 1024.0 * 1024 * 1024 * 1024},
+                      {"KB", 1e3},
+                      {"kB", 1e3},
+                      {"MB", 1e6},
+                      {"GB", 1e9},
+                      {"TB", 1e12}}};
+// B/cycle is marked by a negative scale: it is resolved against a clock later, not here.
+const Quantity kBandwidth{"bandwidth",
+                          "614 GB/s",
+                          {{"B/s", 1},
+                           {"KB/s", 1e3},
+                           {"kB/s", 1e3},
+                           {"MB/s", 1e6},
+                           {"GB/s", 1e9},
+                           {"TB/s", 1e12},
+                           {"KiB/s", 1024.0},
+                           {"MiB/s", 1024.0 * 1024},
+                           {"GiB/s", 1024.0 * 1024 * 1024},
+                           {"TiB/s", 1024.0 * 1024 * 1024 * 1024},
+                           {"B/cycle", -1}}};
+const Quantity kDuration{"time",
+                         "100 ns",
+                         {{"ps", 1e-12},
+                          {"ns", 1e-9},
+                          {"us", 1e-6},
+                          {"ms", 1e-3},
+                          {"s", 1},
+                          {"cycles", -1},
+                          {"cycle", -1}}};
+const Quantity kEnergy{"energy", "0.3 pJ", {{"fJ", 1e-3}, {"pJ", 1}, {"nJ", 1e3}, {"uJ", 1e6}}};
+const Quantity kPower{"power", "40 W", {{"uW", 1e-6}, {"mW", 1e-3}, {"W", 1}, {"kW", 1e3}}};
+
+std::string unit_list(const Quantity& q) {
+  std::string out;
+  for (const Unit& u : q.units) {
+    if (!out.empty()) out += ", ";
+    out += u.name;
+  }
+  return out;
+}
+
+// Length of a leading decimal number ([+-]digits[.digits][e[+-]digits]), or 0. strtod alone
+// would also take hex, inf and nan, which no human config means.
+std::size_t scan_number(const std::string& s) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t start = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i - start;
+  };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  std::size_t mantissa = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return 0;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    const std::size_t before = i++;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) i = before;
+  }
+  return i;
+}
+
+// Splits "940 MHz" into 940 and the MHz entry; rejects anything else with a message naming it.
+std::pair<double, const Unit*> split(std::string_view text, const Quantity& q) {
+  const std::string s(text);
+  const std::string expected = "expected a " + std::string(q.kind) + " such as \"" +
+                               std::string(q.example) + "\" (units: " + unit_list(q) + ")";
+  const std::size_t number_length = scan_number(s);
+  if (number_length == 0) throw UnitError(expected + ", got \"" + s + "\"");
+  const double value = std::strtod(s.substr(0, number_length).c_str(), nullptr);
+  if (!std::isfinite(value)) throw UnitError(expected + ", got \"" + s + "\"");
+  std::size_t pos = number_length;
+  while (pos < s.size() && s[pos] == ' ') ++pos;
+  const std::string unit = s.substr(pos);
+  if (unit.empty()) throw UnitError(expected + ", got \"" + s + "\" with no unit");
+  for (const Unit& u : q.units)
+    if (u.name == unit) {
+      if (value < 0)
+        throw UnitError("expected a non-negative " + std::string(q.kind) + ", got \"" + s + "\"");
+      return {value, &u};
+    }
+  throw UnitError("unknown " + std::string(q.kind) + " unit \"" + unit + "\" in \"" + s +
+                  "\" (units: " + unit_list(q) + ")");
+}
+
+bool is_whole(double v) { return std::fabs(v - std::round(v)) < 1e-9 * std::max(1.0, std::fabs(v)); }
+
+std::uint64_t whole_count(double v, std::string_view text, std::string_view what) {
+  if (!is_whole(v))
+    throw UnitError("expected a whole number of " + std::string(what) + ", got \"" +
+                    std::string(text) + "\"");
+  if (v >= 9.2e18) throw UnitError("value \"" + std::string(text) + "\" is too large");
+  return static_cast<std::uint64_t>(std::llround(v));
+}
+
+// Shortest decimal text that reads back as the same double.
+std::string number_text(double v) {
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::ostringstream out;
+    out << std::setprecision(digits) << v;
+    if (std::strtod(out.str().c_str(), nullptr) == v) return out.str();
+  }
+  std::ostringstream out;
+  out << std::setprecision(17) << v;
+  return out.str();
+}
+
+// Picks the largest unit in which the value is at least 1 (scales ascending in `units`).
+std::string format_scaled(double base_value, const std::vector<Unit>& units) {
+  const Unit* best = &units.front();
+  for (const Unit& u : units)
+    if (u.scale > 0 && std::fabs(base_value) >= u.scale) best = &u;
+  return number_text(base_value / best->scale) + " " + std::string(best->name);
+}
+
+}  // namespace
+
+Hertz parse_frequency(std::string_view text) {
+  auto [v, unit] = split(text, kFrequency);
+  if (v * unit->scale <= 0) throw UnitError("expected a frequency above 0, got \"" + std::string(text) + "\"");
+  return Hertz(v * unit->scale);
+}
+
+Bytes parse_size(std::string_view text) {
+  auto [v, unit] = split(text, kSize);
+  return Bytes(whole_count(v * unit->scale, text, "bytes"));
+}
+
+Bandwidth parse_bandwidth(std::string_view text) {
+  auto [v, unit] = split(text, kBandwidth);
+  if (unit->scale < 0) return Bandwidth::of_bytes_per_cycle(v);
+  return Bandwidth::of_bytes_per_second(v * unit->scale);
+}
+
+Duration parse_duration(std::string_view text) {
+  auto [v, unit] = split(text, kDuration);
+  if (unit->scale < 0) return Duration::of_cycles(whole_count(v, text, "cycles"));
+  return Duration::of_seconds(v * unit->scale);
+}
+
+Picojoules parse_energy(std::string_view text) {
+  auto [v, unit] = split(text, kEnergy);
+  return Picojoules(v * unit->scale);
+}
+
+Watts parse_power(std::string_view text) {
+  auto [v, unit] = split(text, kPower);
+  return Watts(v * unit->scale);
+}
+
+std::string format_frequency(Hertz f) { return format_scaled(f.value(), kFrequency.units); }
+
+std::string format_size(Bytes b) {
+  // Binary units when exact (capacities are powers of two in practice), else plain bytes.
+  const std::uint64_t v = b.value();
+  const char* names[] = {"TiB", "GiB", "MiB", "KiB"};
+  const std::uint64_t scales[] = {kGiB * 1024, kGiB, kMiB, kKiB};
+  for (int i = 0; i < 4; ++i)
+    if (v >= scales[i] && v % scales[i] == 0) return std::to_string(v / scales[i]) + " " + names[i];
+  return std::to_string(v) + " B";
+}
+
+std::string format_bandwidth(const Bandwidth& b) {
+  if (b.per_cycle()) return number_text(b.bytes_per_cycle(Hertz(1))) + " B/cycle";
+  const double v = b.bytes_per_second(Hertz(1)).value();
+  const std::vector<Unit> decimal = {{"B/s", 1}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12}};
+  return format_scaled(v, decimal);
+}
+
+std::string format_duration(const Duration& d) {
+  if (d.in_cycles()) return std::to_string(d.cycles(Hertz(1)).value()) + " cycles";
+  const double s = d.seconds(Hertz(1)).value();
+  if (s == 0) return "0 ns";
+  const std::vector<Unit> units = {{"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
+  return format_scaled(s, units);
+}
+
+std::string format_energy(Picojoules e) {
+  if (e.value() == 0) return "0 pJ";
+  return format_scaled(e.value(), kEnergy.units);
+}
+
+std::string format_power(Watts w) {
+  if (w.value() == 0) return "0 W";
+  return format_scaled(w.value(), kPower.units);
+}
+
+}  // namespace tpusim::config
