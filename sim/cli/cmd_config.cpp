@@ -12,20 +12,30 @@
 namespace tpusim::sim {
 namespace {
 
+// "137.6 TOPS" / "3.2 GOPS": peak operations (2 per MAC) in a readable decimal prefix.
+std::string format_ops(double ops_per_second) {
+  const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (ops_per_second >= 1000 && i < 5) {
+    ops_per_second /= 1000;
+    ++i;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f %sOPS", ops_per_second, prefixes[i]);
+  return text;
+}
+
 std::string summary(const ChipSpec& chip) {
   const MxuSpec& mxu = chip.core.mxu;
-  std::string precisions;
-  for (const auto& [dtype, rate] : mxu.precisions) {
-    char peak[64];
-    std::snprintf(peak, sizeof peak, "%.1f", 2 * chip.peak_macs_per_second(dtype) / 1e12);
-    precisions += std::string(precisions.empty() ? "" : ", ") + peak + " T" +
-                  std::string(dtype_name(dtype));
-  }
+  std::string peaks;
+  for (const auto& [dtype, rate] : mxu.precisions)
+    peaks += std::string(peaks.empty() ? "" : ", ") +
+             format_ops(2 * chip.peak_macs_per_second(dtype)) + " " + std::string(dtype_name(dtype));
   return chip.name + ": " + std::to_string(chip.cores) + " core(s) x " +
          std::to_string(mxu.count) + " MXU " + std::to_string(mxu.rows) + "x" +
          std::to_string(mxu.cols) + " " + std::string(dataflow_name(mxu.dataflow)) + " @ " +
-         config::format_frequency(chip.clock) + "; peak " + precisions + "op/s; " +
-         config::format_size(chip.memory.capacity) + " " + chip.memory.hbm.standard + " " +
+         config::format_frequency(chip.clock) + "; peak " + peaks + "; " +
+         config::format_size(chip.memory.capacity) + " " + chip.memory.hbm.standard + " at " +
          config::format_bandwidth(chip.memory.bandwidth);
 }
 

@@ -69,7 +69,7 @@ MxuSpec read_mxu(ConfigReader r) {
     for (const std::string& name : p->keys()) {
       const auto dtype = dtype_from_name(name);
       if (!dtype)
-        p->fail(name, "unknown dtype (expected one of int8, int16, int32, bf16, fp32, fp8)");
+        p->fail_key(name, "unknown dtype (expected one of int8, int16, int32, bf16, fp32, fp8)");
       const double rate = p->req_number(name, 0, 16);
       p->require(rate > 0, name, "expected a rate above 0 (MACs per PE per cycle)");
       s.precisions[*dtype] = rate;
@@ -184,6 +184,7 @@ DramSpec read_dram(ConfigReader r) {
   s.burst_length = count_in(r, "burst_length", s.burst_length, 1, 64);
   s.bus_width_bits = count_in(r, "bus_width_bits", s.bus_width_bits, 8, 1024);
   s.clock = clock_in(r, "clock");
+  s.transfers_per_clock = count_in(r, "transfers_per_clock", s.transfers_per_clock, 1, 16);
   s.timing = read_dram_timing(r.section("timing"));
   if (auto c = r.opt_section("controller")) {
     s.queue_depth = count_in(*c, "queue_depth", s.queue_depth, 1, 4096);
@@ -246,7 +247,7 @@ EnergyTable read_energy_table(ConfigReader r) {
   if (auto mac = r.opt_section("mac")) {
     for (const std::string& name : mac->keys()) {
       const auto dtype = dtype_from_name(name);
-      if (!dtype) mac->fail(name, "unknown dtype (expected one of int8, int16, int32, bf16, fp32, fp8)");
+      if (!dtype) mac->fail_key(name, "unknown dtype (expected one of int8, int16, int32, bf16, fp32, fp8)");
       t.mac[*dtype] = mac->req<Picojoules>(name);
     }
     mac->finish();

@@ -51,10 +51,24 @@ void ConfigReader::fail(const std::string& key, const std::string& message) cons
   fail_at(where_of(key), key, message);
 }
 
+void ConfigReader::fail_key(const std::string& key, const std::string& message) const {
+  const ConfigNode* n = node_.find(key);
+  fail_at(n ? n->key_where() : node_.where(), key, message);
+}
+
 const ConfigNode& ConfigReader::required(const std::string& key) {
   known_.insert(key);
   const ConfigNode* n = node_.find(key);
-  if (!n || n->is_null()) fail_at(node_.key_where(), key, "missing required key");
+  if (!n || n->is_null()) {
+    // A required key is read before finish() can flag leftovers, so a misspelt required key
+    // would read as merely missing: point at the likely misspelling instead.
+    for (const auto& [other, value] : node_.entries()) {
+      if (known_.count(other) || edit_distance(other, key) > std::max<std::size_t>(2, key.size() / 3))
+        continue;
+      fail_at(value.key_where(), key, "missing required key; is '" + other + "' a misspelling of it?");
+    }
+    fail_at(node_.key_where(), key, "missing required key");
+  }
   return *n;
 }
 

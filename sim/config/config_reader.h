@@ -75,6 +75,8 @@ class ConfigReader {
   // Rejects keys that no read asked for, naming the nearest known key.
   void finish() const;
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  // For errors about the key itself (an unknown name in a free-form table), not its value.
+  [[noreturn]] void fail_key(const std::string& key, const std::string& message) const;
   void require(bool ok, const std::string& key, const std::string& message) const {
     if (!ok) fail(key, message);
   }

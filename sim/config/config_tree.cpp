@@ -40,6 +40,13 @@ ConfigNode ConfigNode::null(SourceLocation where) {
   return n;
 }
 
+void ConfigNode::relocate(const SourceLocation& w) {
+  where_ = w;
+  key_where_ = w;
+  for (auto& entry : entries_) entry.second.relocate(w);
+  for (ConfigNode& item : items_) item.relocate(w);
+}
+
 const ConfigNode* ConfigNode::find(const std::string& key) const {
   for (const auto& [k, v] : entries_)
     if (k == key) return &v;
@@ -286,7 +293,7 @@ void apply_override(ConfigNode& root, const std::string& assignment) {
     node->erase(keys.back());
     return;
   }
-  value.set_key_where(where);
+  value.relocate(where);
   node->set(keys.back(), std::move(value));
 }
 

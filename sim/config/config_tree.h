@@ -33,6 +33,8 @@ class ConfigNode {
   // Where the key naming this node was written (for "unknown key" errors); else where().
   const SourceLocation& key_where() const { return key_where_.file.empty() ? where_ : key_where_; }
   void set_key_where(SourceLocation w) { key_where_ = std::move(w); }
+  // Gives this node and everything below it one location (values that came from --set).
+  void relocate(const SourceLocation& w);
 
   const std::string& text() const { return text_; }
   bool quoted() const { return quoted_; }

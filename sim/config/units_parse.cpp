@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iomanip>
 #include <limits>
@@ -128,16 +129,17 @@ std::uint64_t whole_count(double v, std::string_view text, std::string_view what
   return static_cast<std::uint64_t>(std::llround(v));
 }
 
-// Shortest decimal text that reads back as the same double.
+// Shortest fixed-point text that reads back as the value to 12 significant digits; scaled
+// values such as 100e-9 / 1e-9 carry binary noise that nobody wrote and nobody wants to read.
 std::string number_text(double v) {
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::ostringstream out;
-    out << std::setprecision(digits) << v;
-    if (std::strtod(out.str().c_str(), nullptr) == v) return out.str();
+  char buf[64];
+  for (int decimals = 0; decimals <= 15; ++decimals) {
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    const double back = std::strtod(buf, nullptr);
+    if (std::fabs(back - v) <= 1e-12 * std::max(1.0, std::fabs(v))) return buf;
   }
-  std::ostringstream out;
-  out << std::setprecision(17) << v;
-  return out.str();
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
 }
 
 // Picks the largest unit in which the value is at least 1 (scales ascending in `units`).

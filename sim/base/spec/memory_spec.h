@@ -34,7 +34,8 @@ struct DramSpec {
   std::uint32_t columns = 64;       // column addresses per row, in bursts
   std::uint32_t burst_length = 4;   // beats per burst
   std::uint32_t bus_width_bits = 64;  // data pins per pseudo-channel
-  Hertz clock{1e9};                 // CK; data moves on both edges
+  Hertz clock{1e9};                 // CK: the clock the timing parameters count
+  std::uint32_t transfers_per_clock = 2;  // data beats per CK: 2 (DDR) for HBM2/DDR3, 4 for HBM3
   DramTiming timing;
   std::uint32_t queue_depth = 32;   // requests per channel controller
   DramScheduler scheduler = DramScheduler::kFrFcfs;
@@ -49,7 +50,8 @@ struct DramSpec {
                  columns * burst_bytes().value());
   }
   BytesPerSecond peak_bandwidth() const {
-    return BytesPerSecond(2.0 * clock.value() * bus_width_bits / 8.0 * total_channels());
+    return BytesPerSecond(transfers_per_clock * clock.value() * bus_width_bits / 8.0 *
+                          total_channels());
   }
 };
 

@@ -1,0 +1,313 @@
+#include <filesystem>
+#include <functional>
+
+#include <catch2/catch.hpp>
+
+#include "sim/config/chip_config.h"
+#include "tests/sim/test_support.h"
+
+using namespace tpusim;
+using namespace tpusim::config;
+using tpusim::test::kMinimalChip;
+using tpusim::test::position_of;
+using tpusim::test::replaced;
+using tpusim::test::TempDir;
+using tpusim::test::write_chip;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  FAIL("expected a ConfigError");
+  return "";
+}
+
+// Loads the minimal chip with `from` replaced by `to` and returns the error, whose expected
+// position is that of `marker` in the edited text.
+struct Edited {
+  TempDir dir;
+  std::string text;
+  std::string path;
+  Edited(const std::string& from, const std::string& to)
+      : text(replaced(kMinimalChip, from, to)), path(write_chip(dir, text)) {}
+  std::string at(const std::string& marker) const { return path + ":" + position_of(text, marker); }
+  std::string error() const { return error_of([&] { load_chip_config(path); }); }
+};
+
+}  // namespace
+
+TEST_CASE("chip config: the minimal chip binds every written value", "[config][chip]") {
+  TempDir dir;
+  const ChipConfig c = load_chip_config(write_chip(dir));
+  const ChipSpec& s = c.spec;
+  CHECK(s.name == "test-chip");
+  CHECK(s.clock.value() == 1e9);
+  CHECK(s.cores == 2);
+  CHECK(s.core.mxu.count == 2);
+  CHECK(s.core.mxu.rows == 8);
+  CHECK(s.core.mxu.precisions.at(DType::kInt8) == 1.0);
+  CHECK(s.core.mxu.precisions.at(DType::kBf16) == 0.5);
+  CHECK(s.core.vmem.capacity.value() == 64 * kKiB);
+  CHECK(s.core.vmem.banks == 4);
+  CHECK(s.core.vmem.port_width.value() == 32);
+  CHECK(s.core.accmem.capacity.value() == 16 * kKiB);
+  CHECK_FALSE(s.core.cmem.present());
+  CHECK(s.memory.capacity.value() == kGiB);
+  CHECK(s.memory.bandwidth.bytes_per_second(s.clock).value() == 100e9);
+  CHECK(s.memory.hbm.total_channels() == 16);
+  // 16 pseudo-channels x 16 banks x 16384 rows x 32 columns x 32 B bursts.
+  CHECK(s.memory.hbm.capacity().value() == 16ull * 16 * 16384 * 32 * 32);
+  // 2 x 1 GHz x 8 bytes per pseudo-channel x 16 pseudo-channels.
+  CHECK(s.memory.hbm.peak_bandwidth().value() == Approx(2 * 1e9 * 8 * 16));
+  CHECK(s.memory.hbm.timing.tRFC.cycles(s.memory.hbm.clock).value() == 260);
+  CHECK(s.memory.hbm.timing.tREFI.cycles(s.memory.hbm.clock).value() == 3900);
+  CHECK(s.energy.table.name == "test-energy");
+  CHECK(s.energy.table.mac.at(DType::kInt8).value() == Approx(0.3));
+  CHECK(s.energy.table.vector_op[static_cast<int>(VectorOp::kExp)].value() == 15);
+  CHECK(s.energy.table.dram_per_bit.at("hbm2").value() == Approx(3.9));
+  // 2 cores x 2 MXUs x 8 x 8 PEs x 1 GHz, bf16 at half rate.
+  CHECK(s.peak_macs_per_second(DType::kInt8) == Approx(2 * 2 * 64 * 1e9));
+  CHECK(s.peak_macs_per_second(DType::kBf16) == Approx(2 * 2 * 64 * 1e9 * 0.5));
+  CHECK(s.peak_macs_per_second(DType::kFp32) == 0);
+}
+
+TEST_CASE("chip config: omitted keys take the documented defaults and appear resolved",
+          "[config][chip]") {
+  TempDir dir;
+  const ChipConfig c = load_chip_config(write_chip(dir));
+  const CoreSpec& core = c.spec.core;
+  const MxuSpec mxu_defaults;
+  CHECK(core.mxu.dataflow == mxu_defaults.dataflow);
+  CHECK(core.mxu.weight_double_buffer == mxu_defaults.weight_double_buffer);
+  CHECK(core.sequencer.queue_depth == SequencerSpec{}.queue_depth);
+  CHECK(core.dma.engines == DmaSpec{}.engines);
+  CHECK(c.spec.noc.topology == NocSpec{}.topology);
+  CHECK(c.spec.memory.model == MemorySpec{}.model);
+  // The resolved tree names every key in force, defaults included, in the config's own units.
+  const auto text = [&](const std::string& path) {
+    const ConfigNode* n = find_path(c.resolved, path);
+    REQUIRE(n != nullptr);
+    return n->text();
+  };
+  CHECK(text("core.mxu.dataflow") == "ws");
+  CHECK(text("core.mxu.weight_double_buffer") == "true");
+  CHECK(text("core.sequencer.queue_depth") == "16");
+  CHECK(text("core.vpu.ops.exp.latency") == "2 cycles");
+  CHECK(text("core.dma.chunk") == "512 B");
+  CHECK(text("memory.latency") == "100 ns");
+  CHECK(text("memory.hbm.timing.tRCD") == "14 cycles");
+  CHECK(text("noc.topology") == "crossbar");
+  CHECK(text("clock") == "1 GHz");
+  CHECK(find_path(c.resolved, "memory.hbm.extends") == nullptr);
+}
+
+TEST_CASE("chip config: --set overrides are bound and validated like file values",
+          "[config][chip][set]") {
+  TempDir dir;
+  const std::string path = write_chip(dir);
+  const ChipConfig c = load_chip_config(
+      path, {"core.mxu.rows=16", "core.mxu.cols=4", "memory.model=hbm", "core.mxu.dataflow=os"});
+  CHECK(c.spec.core.mxu.rows == 16);
+  CHECK(c.spec.core.mxu.cols == 4);
+  CHECK(c.spec.memory.model == MemoryModel::kHbm);
+  CHECK(c.spec.core.mxu.dataflow == Dataflow::kOutputStationary);
+  CHECK(error_of([&] { load_chip_config(path, {"core.mxu.rows=0"}); }) ==
+        "--set core.mxu.rows=0: core.mxu.rows: expected an integer from 1 to 4096, got \"0\"");
+  CHECK(error_of([&] { load_chip_config(path, {"core.mxu.rwos=4"}); }) ==
+        "--set core.mxu.rwos=4: core.mxu.rwos: unknown key; did you mean 'rows'?");
+}
+
+TEST_CASE("chip config: unknown keys name the nearest valid key", "[config][chip][errors]") {
+  const Edited typo("    rows: 8", "    rwos: 8");
+  CHECK(typo.error() == typo.at("rwos") + ": core.mxu.rwos: unknown key; did you mean 'rows'?");
+  const Edited top("cores: 2", "cores: 2\nclok: 1 GHz");
+  CHECK(top.error() == top.at("clok") + ": clok: unknown key; did you mean 'clock'?");
+  const Edited far("cores: 2", "cores: 2\nzzzzzzzz: 1");
+  CHECK_THAT(far.error(), Catch::StartsWith(far.at("zzzzzzzz") + ": zzzzzzzz: unknown key (valid keys here: "));
+  // A typo in a file the chip extends is named in that file.
+  TempDir dir;
+  const std::string chip = write_chip(dir);
+  const std::string hbm = replaced(tpusim::test::kHbm, "tRCD: 14 cycles", "tRDC: 14 cycles");
+  dir.write("hbm.yaml", hbm);
+  CHECK(error_of([&] { load_chip_config(chip); }) ==
+        dir.path("hbm.yaml") + ":" + position_of(hbm, "tRDC") +
+            ": memory.hbm.timing.tRCD: missing required key; is 'tRDC' a misspelling of it?");
+  const std::string optional_typo = replaced(tpusim::test::kHbm, "bank_groups", "bank_gruops");
+  dir.write("hbm.yaml", optional_typo);
+  CHECK(error_of([&] { load_chip_config(chip); }) ==
+        dir.path("hbm.yaml") + ":" + position_of(optional_typo, "bank_gruops") +
+            ": memory.hbm.bank_gruops: unknown key; did you mean 'bank_groups'?");
+}
+
+TEST_CASE("chip config: wrong types, units and ranges are named with the key",
+          "[config][chip][errors]") {
+  const Edited bare("clock: 1 GHz", "clock: 1000");
+  CHECK(bare.error() == bare.at("1000") +
+                            ": clock: expected a frequency such as \"940 MHz\" (units: Hz, kHz, MHz, "
+                            "GHz), got \"1000\" with no unit");
+  const Edited unit("capacity: 64 KiB", "capacity: 64 Kib");
+  CHECK(unit.error() == unit.at("64 Kib") +
+                            ": core.vmem.capacity: unknown size unit \"Kib\" in \"64 Kib\" (units: B, "
+                            "KiB, MiB, GiB, TiB, KB, kB, MB, GB, TB)");
+  const Edited negative("capacity: 64 KiB", "capacity: -64 KiB");
+  CHECK(negative.error() == negative.at("-64") +
+                                ": core.vmem.capacity: expected a non-negative size, got \"-64 KiB\"");
+  const Edited zero("    rows: 8", "    rows: 0");
+  CHECK(zero.error() == zero.at("0\n") + ": core.mxu.rows: expected an integer from 1 to 4096, got \"0\"");
+  const Edited text("cores: 2", "cores: two");
+  CHECK(text.error() == text.at("two") + ": cores: expected an integer from 1 to 1024, got \"two\"");
+  const Edited absurd("capacity: 1 GiB", "capacity: 4 PiB");
+  CHECK_THAT(absurd.error(), Catch::StartsWith(absurd.at("4 PiB") + ": memory.capacity: unknown size unit"));
+  const Edited huge("capacity: 64 KiB", "capacity: 2 TiB");
+  CHECK(huge.error() == huge.at("2 TiB") +
+                            ": core.vmem.capacity: expected a size from 1 B to 1 TiB, got 2 TiB");
+  const Edited clock("clock: 1 GHz", "clock: 500 GHz");
+  CHECK(clock.error() == clock.at("500 GHz") +
+                             ": clock: expected a clock from 1 kHz to 100 GHz, got 500 GHz");
+  const Edited choice("    rows: 8", "    rows: 8\n    dataflow: diagonal");
+  CHECK(choice.error() == choice.at("diagonal") +
+                              ": core.mxu.dataflow: expected one of ws, os, is, got \"diagonal\"");
+  const Edited flag("    rows: 8", "    rows: 8\n    weight_double_buffer: yes please");
+  CHECK(flag.error() == flag.at("yes please") +
+                            ": core.mxu.weight_double_buffer: expected true or false, got \"yes please\"");
+  const Edited dtype("{int8: 1, bf16: 0.5}", "{int9: 1}");
+  CHECK(dtype.error() == dtype.at("int9") +
+                             ": core.mxu.precisions.int9: unknown dtype (expected one of int8, int16, "
+                             "int32, bf16, fp32, fp8)");
+  const Edited rate("{int8: 1, bf16: 0.5}", "{int8: 0}");
+  CHECK(rate.error() == rate.at("0}") +
+                            ": core.mxu.precisions.int8: expected a rate above 0 (MACs per PE per cycle)");
+  const Edited section("  vmem:\n    capacity: 64 KiB\n    banks: 4\n    port_width: 32 B",
+                       "  vmem: 64 KiB");
+  CHECK(section.error() == section.at("64 KiB") +
+                               ": core.vmem: expected a section of keys, got a value");
+  const Edited list("name: test-chip", "name: [a, b]");
+  CHECK(list.error() == list.at("[a, b]") + ": name: expected a value, got a list");
+}
+
+TEST_CASE("chip config: missing required keys are named at their section", "[config][chip][errors]") {
+  const Edited no_clock("clock: 1 GHz\n", "");
+  CHECK(no_clock.error() == no_clock.path + ":1:1: clock: missing required key");
+  const Edited no_capacity("    capacity: 64 KiB\n", "");
+  CHECK(no_capacity.error() == no_capacity.at("vmem") + ": core.vmem.capacity: missing required key");
+  const Edited no_energy("energy:\n  table: energy.yaml\n", "");
+  CHECK(no_energy.error() == no_energy.path + ":1:1: energy: missing required key");
+  const Edited no_table("table: energy.yaml", "table: nowhere.yaml");
+  CHECK(no_table.error() == no_table.at("nowhere.yaml") + ": energy.table: '" +
+                                no_table.dir.path("nowhere.yaml") + "': no such file");
+}
+
+TEST_CASE("chip config: cross-field rules each reject at their boundary", "[config][chip][rules]") {
+  SECTION("a memory must divide evenly into its banks") {
+    const Edited e("    banks: 4", "    banks: 3");
+    CHECK(e.error() == e.at("3\n") + ": core.vmem.banks: 64 KiB does not divide into 3 equal banks");
+  }
+  SECTION("vector memory holds one weight tile of the widest operand") {
+    // 8 x 8 PEs, widest operand bf16 (2 B): 128 B fits exactly, 127 B does not.
+    TempDir dir;
+    std::string text = replaced(kMinimalChip, "capacity: 64 KiB", "capacity: 128 B");
+    text = replaced(text, "    banks: 4\n", "    banks: 1\n");
+    text = replaced(text, "port_width: 32 B", "port_width: 32 B\n  dma: {chunk: 64 B}");
+    CHECK_NOTHROW(load_chip_config(write_chip(dir, text)));
+    const std::string small = replaced(text, "capacity: 128 B", "capacity: 127 B");
+    CHECK(error_of([&] { load_chip_config(write_chip(dir, small)); }) ==
+          dir.path("chip.yaml") + ":" + position_of(small, "127 B") +
+              ": core.vmem.capacity: 127 B cannot hold one 8x8 weight tile (128 B)");
+  }
+  SECTION("accumulator memory holds one tile of 32-bit accumulators") {
+    // 8 x 8 x 4 B = 256 B.
+    TempDir dir;
+    const std::string fits = replaced(kMinimalChip, "capacity: 16 KiB", "capacity: 256 B");
+    CHECK_NOTHROW(load_chip_config(write_chip(dir, fits)));
+    const std::string small = replaced(kMinimalChip, "capacity: 16 KiB", "capacity: 254 B");
+    CHECK(error_of([&] { load_chip_config(write_chip(dir, small)); }) ==
+          dir.path("chip.yaml") + ":" + position_of(small, "254 B") +
+              ": core.accmem.capacity: 254 B cannot hold one 8x8 tile of 32-bit accumulators (256 B)");
+  }
+  SECTION("memory capacity fits the DRAM organisation") {
+    // The organisation holds exactly 4 GiB (see test_support.h).
+    TempDir dir;
+    const std::string fits = replaced(kMinimalChip, "capacity: 1 GiB", "capacity: 4 GiB");
+    CHECK_NOTHROW(load_chip_config(write_chip(dir, fits)));
+    const std::string big = replaced(kMinimalChip, "capacity: 1 GiB", "capacity: 4294967297 B");
+    CHECK(error_of([&] { load_chip_config(write_chip(dir, big)); }) ==
+          dir.path("chip.yaml") + ":" + position_of(big, "4294967297 B") +
+              ": memory.capacity: 4294967297 B exceeds the 4 GiB that the memory.hbm organisation holds");
+  }
+  SECTION("tRC covers tRAS + tRP") {
+    TempDir dir;
+    write_chip(dir);
+    const std::string path = dir.path("chip.yaml");
+    CHECK_NOTHROW(load_chip_config(path, {"memory.hbm.timing.tRC=48 cycles"}));
+    CHECK(error_of([&] { load_chip_config(path, {"memory.hbm.timing.tRC=47 cycles"}); }) ==
+          "--set memory.hbm.timing.tRC=47 cycles: memory.hbm.timing.tRC: tRC (47 tCK) must be at "
+          "least tRAS + tRP (48 tCK)");
+    CHECK_THAT(error_of([&] { load_chip_config(path, {"memory.hbm.timing.tRAS=13 cycles"}); }),
+               Catch::EndsWith("memory.hbm.timing.tRAS: tRAS (13 tCK) must be at least tRCD (14 tCK): "
+                               "a row stays open until its first column access"));
+  }
+  SECTION("the address mapping names each field once") {
+    TempDir dir;
+    const std::string path = write_chip(dir);
+    CHECK_NOTHROW(load_chip_config(path, {"memory.hbm.address_mapping=ch-ro-bg-ba-co"}));
+    CHECK(error_of([&] { load_chip_config(path, {"memory.hbm.address_mapping=ro-ba-ch-co"}); }) ==
+          "--set memory.hbm.address_mapping=ro-ba-ch-co: memory.hbm.address_mapping: "
+          "\"ro-ba-ch-co\" must name each of ro ba bg ch co exactly once");
+    CHECK(error_of([&] { load_chip_config(path, {"memory.hbm.address_mapping=ro-ba-bg-ch-co-xx"}); }) ==
+          "--set memory.hbm.address_mapping=ro-ba-bg-ch-co-xx: memory.hbm.address_mapping: unknown "
+          "field 'xx' in \"ro-ba-bg-ch-co-xx\" (fields: ro ba bg ch co)");
+  }
+  SECTION("the energy table prices every precision and the DRAM standard") {
+    TempDir dir;
+    const std::string path = write_chip(dir);
+    // The rule names the table, where the missing price would be added.
+    CHECK(error_of([&] { load_chip_config(path, {"core.mxu.precisions={fp32: 1}"}); }) ==
+          path + ":" + position_of(kMinimalChip, "energy.yaml") + ": energy.table: energy table 'test-energy' has no mac "
+          "energy for fp32, which core.mxu.precisions lists");
+    CHECK(error_of([&] { load_chip_config(path, {"memory.hbm.standard=hbm9"}); }) ==
+          "--set memory.hbm.standard=hbm9: memory.hbm.standard: energy table 'test-energy' has no "
+          "dram_per_bit entry for 'hbm9'");
+  }
+  SECTION("a mesh is no wider than its nodes") {
+    // 2 cores + 16 simple-model channels = 18 nodes.
+    TempDir dir;
+    const std::string path = write_chip(dir);
+    CHECK_NOTHROW(load_chip_config(path, {"noc.topology=mesh", "noc.mesh_columns=18"}));
+    CHECK_THAT(error_of([&] { load_chip_config(path, {"noc.topology=mesh", "noc.mesh_columns=19"}); }),
+               Catch::EndsWith("noc.mesh_columns: 19 columns for a mesh of only 18 nodes (cores + "
+                               "memory channels)"));
+  }
+}
+
+TEST_CASE("chip config: energy table errors point into the table file", "[config][chip][energy]") {
+  TempDir dir;
+  const std::string chip = write_chip(dir);
+  const std::string table = replaced(tpusim::test::kEnergyTable, "  exp: 15 pJ\n", "");
+  dir.write("energy.yaml", table);
+  CHECK(error_of([&] { load_chip_config(chip); }) ==
+        dir.path("energy.yaml") + ":" + position_of(table, "vector_op") + ": vector_op.exp: missing required key");
+  const std::string unsorted = replaced(tpusim::test::kEnergyTable, "macro: 1 MiB", "macro: 4 KiB");
+  dir.write("energy.yaml", unsorted);
+  CHECK(error_of([&] { load_chip_config(chip); }) ==
+        dir.path("energy.yaml") + ":" + position_of(unsorted, "4 KiB") +
+            ": sram[1].macro: sram points must be listed by increasing macro size");
+}
+
+TEST_CASE("chip config: every preset in configs/chips validates", "[config][chip][presets]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(TPUSIM_SOURCE_DIR) / "configs" / "chips";
+  int presets = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    INFO(entry.path().string());
+    ChipSpec spec;
+    REQUIRE_NOTHROW(spec = load_chip_config(entry.path().string()).spec);
+    CHECK(spec.name == entry.path().stem().string());
+    ++presets;
+  }
+  CHECK(presets >= 8);
+}

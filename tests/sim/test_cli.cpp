@@ -1,0 +1,136 @@
+// The real executable, as a user runs it: exit codes and one-line errors on stderr.
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "sim/config/config_tree.h"
+#include "tests/sim/test_support.h"
+
+using tpusim::test::kMinimalChip;
+using tpusim::test::position_of;
+using tpusim::test::replaced;
+using tpusim::test::TempDir;
+using tpusim::test::write_chip;
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  int err_lines() const {
+    int n = 0;
+    for (char c : err) n += c == '\n';
+    return n;
+  }
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs build/tpusim with `args` (shell words); a hang is cut off by timeout(1) and fails the test.
+Result run_tpusim(const std::string& args) {
+  TempDir dir;
+  const std::string out = dir.path("out"), err = dir.path("err");
+  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 60 '" TPUSIM_EXE "' " + args +
+                              " > '" + out + "' 2> '" + err + "' < /dev/null";
+  const int status = std::system(command.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  REQUIRE(r.exit_code != 124);  // timeout(1) killed it: a hang
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("cli: validate accepts every preset and prints one line each", "[cli]") {
+  const Result r = run_tpusim("validate configs/chips/*.yaml");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("ok: configs/chips/tpu-v4i.yaml: tpu-v4i: "));
+  CHECK_THAT(r.out, Catch::Contains("ok: configs/chips/teach-4x4.yaml: teach-4x4: "));
+}
+
+TEST_CASE("cli: a broken config exits 2 with one line naming file, line, column and key", "[cli]") {
+  TempDir dir;
+  const std::string text = replaced(kMinimalChip, "    rows: 8", "    rwos: 8");
+  const std::string path = write_chip(dir, text);
+  const Result r = run_tpusim("validate '" + path + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "error: " + path + ":" + position_of(text, "rwos") +
+                     ": core.mxu.rwos: unknown key; did you mean 'rows'?\n");
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("cli: files that are not configs exit 2 with one line", "[cli]") {
+  TempDir dir;
+  const std::string empty = dir.write("empty.yaml", "");
+  const std::string binary = dir.write("binary.yaml", std::string("\x7f" "ELF\0\0\x01", 7));
+  const std::string prose = dir.write("prose.yaml", "<html><body>not yaml</body></html>\n");
+  const std::string broken = dir.write("broken.yaml", "name: [unclosed\nclock: 1 GHz\n");
+  const std::string cycle = dir.write("cycle.yaml", "extends: cycle.yaml\n");
+  for (const std::string& path : {empty, binary, prose, broken, cycle, dir.path("missing.yaml")}) {
+    INFO(path);
+    const Result r = run_tpusim("validate '" + path + "'");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("error: " + path));
+  }
+}
+
+TEST_CASE("cli: validate reports every failing file and still exits 2", "[cli]") {
+  TempDir dir;
+  const std::string good = write_chip(dir);
+  const std::string bad = dir.write("bad.yaml", replaced(kMinimalChip, "cores: 2", "cores: -2"));
+  const Result r = run_tpusim("validate '" + bad + "' '" + good + "' '" + bad + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == 2);
+  CHECK_THAT(r.out, Catch::Contains("ok: " + good));
+}
+
+TEST_CASE("cli: config prints the resolved YAML, which loads back", "[cli]") {
+  const Result r = run_tpusim("config tpu-v4i --set core.mxu.rows=64");
+  REQUIRE(r.exit_code == 0);
+  const tpusim::config::ConfigNode root = tpusim::config::parse_yaml(r.out, "stdout");
+  CHECK(tpusim::config::find_path(root, "name")->text() == "tpu-v4i");
+  CHECK(tpusim::config::find_path(root, "core.mxu.rows")->text() == "64");
+  // Defaults are filled in, so the dump says everything the simulator will use.
+  CHECK(tpusim::config::find_path(root, "core.sequencer.queue_depth") != nullptr);
+  CHECK(tpusim::config::find_path(root, "memory.hbm.timing.tRCD") != nullptr);
+}
+
+TEST_CASE("cli: bad flags exit 2, pending subcommands exit 3, help and version exit 0", "[cli]") {
+  const Result flag = run_tpusim("validate --bogus configs/chips/tpu-v4i.yaml");
+  CHECK(flag.exit_code == 2);
+  CHECK(flag.err_lines() == 1);
+  const Result none = run_tpusim("");
+  CHECK(none.exit_code == 2);
+  const Result set = run_tpusim("validate tpu-v4i --set core.mxu.rows");
+  CHECK(set.exit_code == 2);
+  CHECK(set.err == "error: --set core.mxu.rows: expected key.path=value\n");
+  for (const char* cmd : {"run", "exec", "compile", "asm", "disasm", "sweep"}) {
+    INFO(cmd);
+    const Result r = run_tpusim(cmd);
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.err, Catch::StartsWith(std::string("tpusim ") + cmd + ": not implemented yet"));
+  }
+  const Result version = run_tpusim("--version");
+  CHECK(version.exit_code == 0);
+  CHECK(version.out == "tpusim " TPUSIM_VERSION "\n");
+  for (const char* cmd : {"", "run", "config", "validate", "sweep"}) {
+    const Result help = run_tpusim(std::string(cmd) + " --help");
+    CHECK(help.exit_code == 0);
+    CHECK_THAT(help.out, Catch::Contains("Usage:"));
+  }
+}
