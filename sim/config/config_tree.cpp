@@ -81,8 +81,14 @@ SourceLocation location_of(const YAML::Mark& mark, const std::string& file) {
   return SourceLocation{file, mark.line + 1, mark.column + 1};
 }
 
-ConfigNode convert(const YAML::Node& node, const std::string& file) {
+// Aliases are expanded on conversion, so a few lines of anchors can stand for billions of nodes;
+// no real config comes near this budget.
+constexpr std::size_t kMaxNodes = 1'000'000;
+
+ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t& budget) {
   SourceLocation where = location_of(node.Mark(), file);
+  if (budget-- == 0)
+    throw ConfigError(where, "", "document expands to more than 1000000 values (aliases nested too deep?)");
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -92,7 +98,7 @@ ConfigNode convert(const YAML::Node& node, const std::string& file) {
       return ConfigNode::scalar(node.Scalar(), where, node.Tag() == "!");
     case YAML::NodeType::Sequence: {
       ConfigNode out = ConfigNode::seq(where);
-      for (const auto& item : node) out.items().push_back(convert(item, file));
+      for (const auto& item : node) out.items().push_back(convert(item, file, budget));
       return out;
     }
     case YAML::NodeType::Map: {
@@ -104,7 +110,7 @@ ConfigNode convert(const YAML::Node& node, const std::string& file) {
         const std::string key = kv.first.Scalar();
         if (out.find(key))
           throw ConfigError(key_where, key, "duplicate key (each key may appear once)");
-        ConfigNode value = convert(kv.second, file);
+        ConfigNode value = convert(kv.second, file, budget);
         value.set_key_where(key_where);
         out.set(key, std::move(value));
       }
@@ -235,7 +241,8 @@ ConfigNode parse_yaml(const std::string& text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     throw ConfigError(location_of(e.mark, file), "", "invalid YAML: " + e.msg);
   }
-  return convert(doc, file);
+  std::size_t budget = kMaxNodes;
+  return convert(doc, file, budget);
 }
 
 ConfigNode load_config_file(const std::string& path) {

@@ -134,3 +134,32 @@ TEST_CASE("cli: bad flags exit 2, pending subcommands exit 3, help and version e
     CHECK_THAT(help.out, Catch::Contains("Usage:"));
   }
 }
+
+TEST_CASE("cli: each config error class exits 2 with its exact one-line message", "[cli]") {
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* marker;  // where the error points, in the edited text
+    const char* message;
+  };
+  const Case cases[] = {
+      {"cores: 2", "cores: 2.5", "2.5", "cores: expected an integer from 1 to 1024, got \"2.5\""},
+      {"clock: 1 GHz\n", "", "name", "clock: missing required key"},
+      {"    rows: 8", "    rows: 5000", "5000", "core.mxu.rows: expected an integer from 1 to 4096, got \"5000\""},
+      {"bandwidth: 100 GB/s", "bandwidth: 100 GB", "100 GB",
+       "memory.bandwidth: unknown bandwidth unit \"GB\" in \"100 GB\" (units: B/s, KB/s, kB/s, MB/s, "
+       "GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s, B/cycle)"},
+      {"    banks: 2", "    banks: 3", "3\n", "core.accmem.banks: 16 KiB does not divide into 3 equal banks"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    const std::string text = replaced(kMinimalChip, c.from, c.to);
+    const std::string path = write_chip(dir, text);
+    const Result r = run_tpusim("validate '" + path + "'");
+    INFO(c.message);
+    CHECK(r.exit_code == 2);
+    // A missing key is reported at the start of the section that lacks it: here the top level.
+    const std::string where = std::string(c.marker) == "name" ? "1:1" : position_of(text, c.marker);
+    CHECK(r.err == "error: " + path + ":" + where + ": " + c.message + "\n");
+  }
+}

@@ -48,6 +48,17 @@ TEST_CASE("config tree: duplicate keys and bad YAML are errors with positions",
   const std::string broken = "a: [1, 2\nb: 3\n";
   CHECK_THAT(error_of([&] { parse_yaml(broken, "b.yaml"); }),
              Catch::StartsWith("b.yaml:") && Catch::Contains("invalid YAML"));
+  // Nine levels of nine-fold aliases would expand to 9^9 values.
+  std::string bomb = "l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+  for (int i = 1; i <= 9; ++i) {
+    const std::string prev = "*l" + std::to_string(i - 1);
+    bomb += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [" + prev;
+    for (int k = 1; k < 9; ++k) bomb += ", " + prev;
+    bomb += "]\n";
+  }
+  CHECK_THAT(error_of([&] { parse_yaml(bomb, "bomb.yaml"); }),
+             Catch::StartsWith("bomb.yaml:") &&
+                 Catch::EndsWith("document expands to more than 1000000 values (aliases nested too deep?)"));
   CHECK(error_of([&] { parse_yaml(std::string("a: 1\0b", 6), "n.yaml"); }) ==
         "n.yaml:1:1: not a YAML text file (contains NUL bytes)");
 }
