@@ -58,8 +58,18 @@ int run_cli(int argc, char** argv) {
   add_pending(app, "exec", "Simulate an assembled program on a chip", "issue #4, the chip");
   add_pending(app, "compile", "Lower a workload to a program for a chip",
               "issue #6, workloads and lowering");
-  add_pending(app, "asm", "Assemble .tasm text into a .tbin binary", "issue #3, the ISA");
-  add_pending(app, "disasm", "Print a .tbin binary as .tasm text", "issue #3, the ISA");
+  AsmCommandArgs asm_args;
+  CLI::App* assemble = app.add_subcommand("asm", "Assemble .tasm text into a .tbin binary");
+  assemble->add_option("input", asm_args.input, "Program text (.tasm)")->required();
+  assemble->add_option("-o,--output", asm_args.output, "Binary to write (.tbin)")->required();
+  assemble->add_option("-c,--chip", asm_args.chip,
+                       "Also check the program against this chip (addresses, shapes, semaphores)");
+  add_overrides(assemble, &asm_args.overrides);
+
+  DisasmCommandArgs disasm_args;
+  CLI::App* disassemble = app.add_subcommand("disasm", "Print a .tbin binary as .tasm text");
+  disassemble->add_option("input", disasm_args.input, "Program binary (.tbin)")->required();
+  disassemble->add_option("-o,--output", disasm_args.output, "Text to write (default: stdout)");
   add_pending(app, "sweep", "Run a parameter sweep", "issue #8, architecture exploration");
 
   try {
@@ -86,6 +96,8 @@ int run_cli(int argc, char** argv) {
   try {
     if (config->parsed()) return run_config(config_args);
     if (validate->parsed()) return run_validate(validate_args);
+    if (assemble->parsed()) return run_asm(asm_args);
+    if (disassemble->parsed()) return run_disasm(disasm_args);
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;

@@ -19,4 +19,18 @@ struct ValidateCommandArgs {
 };
 int run_validate(const ValidateCommandArgs& args);
 
+struct AsmCommandArgs {
+  std::string input;
+  std::string output;
+  std::string chip;  // optional: check the program against this chip
+  std::vector<std::string> overrides;
+};
+int run_asm(const AsmCommandArgs& args);
+
+struct DisasmCommandArgs {
+  std::string input;
+  std::string output;  // empty: stdout
+};
+int run_disasm(const DisasmCommandArgs& args);
+
 }  // namespace tpusim::sim

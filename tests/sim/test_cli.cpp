@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -119,7 +120,7 @@ TEST_CASE("cli: bad flags exit 2, pending subcommands exit 3, help and version e
   const Result set = run_tpusim("validate tpu-v4i --set core.mxu.rows");
   CHECK(set.exit_code == 2);
   CHECK(set.err == "error: --set core.mxu.rows: expected key.path=value\n");
-  for (const char* cmd : {"run", "exec", "compile", "asm", "disasm", "sweep"}) {
+  for (const char* cmd : {"run", "exec", "compile", "sweep"}) {
     INFO(cmd);
     const Result r = run_tpusim(cmd);
     CHECK(r.exit_code == 3);
@@ -162,4 +163,42 @@ TEST_CASE("cli: each config error class exits 2 with its exact one-line message"
     const std::string where = std::string(c.marker) == "name" ? "1:1" : position_of(text, c.marker);
     CHECK(r.err == "error: " + path + ":" + where + ": " + c.message + "\n");
   }
+}
+
+TEST_CASE("cli: asm and disasm round-trip an example byte for byte", "[cli][isa]") {
+  TempDir dir;
+  const std::string first = dir.path("a.tbin"), text = dir.path("a.tasm"), second = dir.path("b.tbin");
+  const Result assembled =
+      run_tpusim("asm isa/examples/gemm-double-buffered.tasm -o '" + first + "' -c tpu-v4i");
+  REQUIRE(assembled.exit_code == 0);
+  REQUIRE(run_tpusim("disasm '" + first + "' -o '" + text + "'").exit_code == 0);
+  REQUIRE(run_tpusim("asm '" + text + "' -o '" + second + "'").exit_code == 0);
+  CHECK(slurp(first) == slurp(second));
+  CHECK_FALSE(slurp(first).empty());
+  const Result printed = run_tpusim("disasm '" + first + "'");
+  CHECK(printed.exit_code == 0);
+  CHECK(printed.out == slurp(text));
+}
+
+TEST_CASE("cli: bad programs exit 2 with one line and leave no output file", "[cli][isa]") {
+  TempDir dir;
+  const std::string source = dir.write("bad.tasm", ".core 0\nmxu.lw mxu0 src=vmem:0 k=4 n=4 dtype=int7\n");
+  const std::string out = dir.path("bad.tbin");
+  const Result r = run_tpusim("asm '" + source + "' -o '" + out + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("error: " + source + ":2:"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  const std::string junk = dir.write("junk.tbin", "TBIN\x01garbage");
+  const Result d = run_tpusim("disasm '" + junk + "'");
+  CHECK(d.exit_code == 2);
+  CHECK(d.err_lines() == 1);
+  CHECK_THAT(d.err, Catch::Contains("byte"));
+  // A program that does not fit the chip is rejected by the checker, naming the line.
+  const std::string big = dir.write(
+      "big.tasm", ".op 0 matmul \"m\"\n.core 0\n.op 0\nmxu.lw mxu0 src=vmem:0 k=8 n=8 dtype=int8\n");
+  const Result c = run_tpusim("asm '" + big + "' -o '" + out + "' -c teach-4x4");
+  CHECK(c.exit_code == 2);
+  CHECK_THAT(c.err, Catch::StartsWith("error: " + big + ":4:"));
+  CHECK_FALSE(std::filesystem::exists(out));
 }

@@ -1,0 +1,68 @@
+#include "isa/program_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "isa/assembler.h"
+#include "isa/binary.h"
+
+namespace tpusim::isa {
+namespace {
+
+AsmError file_error(const std::string& path, const std::string& msg) {
+  return AsmError(SourceLocation{path, 0, 0}, msg);
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+Program read_program_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw file_error(path, "cannot open file");
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+  if (in.bad()) throw file_error(path, "cannot read file");
+  bool magic = bytes.size() >= 4 && std::memcmp(bytes.data(), kBinaryMagic, 4) == 0;
+  if (magic || ends_with(path, ".tbin")) return decode(bytes, path);
+  return assemble_text(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                       path);
+}
+
+void write_binary_file(const Program& program, const std::string& path) {
+  std::vector<std::uint8_t> bytes = encode(program);
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw file_error(path, std::string("cannot create file: ") + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw file_error(path, std::string("cannot write file: ") + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  // mkstemp creates the file 0600; a program is an ordinary output file.
+  ::fchmod(fd, 0644);
+  if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw file_error(path, std::string("cannot write file: ") + std::strerror(err));
+  }
+}
+
+}  // namespace tpusim::isa

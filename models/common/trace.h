@@ -1,0 +1,50 @@
+#pragma once
+// Activity intervals per unit, for trace.json (Chrome trace event format, opens in Perfetto).
+// Recording is off unless a trace was asked for, so the timing-only path pays one branch.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpusim::models {
+
+inline constexpr std::uint32_t kNoInstruction = ~0u;
+
+struct TraceEvent {
+  std::uint32_t track = 0;
+  std::uint32_t instruction = kNoInstruction;  // index into the program, or kNoInstruction
+  std::uint32_t op = 0;                        // operator id
+  std::uint64_t start_ps = 0;
+  std::uint64_t end_ps = 0;
+};
+
+class TraceRecorder {
+ public:
+  explicit TraceRecorder(bool enabled) : enabled_(enabled) {}
+
+  bool enabled() const { return enabled_; }
+  // A track per unit, named by its sc_object path ("chip.core0.mxu1").
+  std::uint32_t add_track(std::string name) {
+    tracks_.push_back(std::move(name));
+    return static_cast<std::uint32_t>(tracks_.size() - 1);
+  }
+  void record(std::uint32_t track, std::uint32_t instruction, std::uint32_t op,
+              std::uint64_t start_ps, std::uint64_t end_ps) {
+    if (enabled_ && end_ps > start_ps) events_.push_back({track, instruction, op, start_ps, end_ps});
+  }
+  // For units whose activity comes in many small back-to-back pieces (memory channels): extends
+  // the track's last interval when the new one touches it, so a stream is one event, not thousands.
+  void record_merged(std::uint32_t track, std::uint32_t op, std::uint64_t start_ps,
+                     std::uint64_t end_ps);
+
+  const std::vector<std::string>& tracks() const { return tracks_; }
+  const std::vector<TraceEvent>& events() const { return events_; }
+
+ private:
+  bool enabled_;
+  std::vector<std::string> tracks_;
+  std::vector<TraceEvent> events_;
+  std::vector<std::size_t> last_event_of_track_;
+};
+
+}  // namespace tpusim::models

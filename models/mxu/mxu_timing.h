@@ -1,0 +1,72 @@
+#pragma once
+// Pure cost model of one systolic array (no SystemC): given when an instruction reaches the MXU,
+// when does it start, how long does it occupy the array, and when are its results in memory.
+// Times are core-clock cycles. models/mxu/README.md derives every formula with a diagram; in
+// short, for an R x C array streaming S cycles of input (S = M rows at one row per cycle, slower
+// when the operand rate or the vector-memory port limits it):
+//
+//   ws  PE(r,c) holds W[r][c]. Input row i meets PE(r,c) at cycle i + r + c; its partial sum for
+//       column c leaves the bottom at i + R + c. Weight load: R cycles (the tile shifts through
+//       every row). Matmul: array input port busy S cycles; last result out at S + R + N - 1.
+//   is  PE(r,c) holds A^T (K on rows, M on columns, M <= C per fold); weight columns stream in
+//       as ws streams input rows. Input-tile load: R cycles; stream N cycles; last out at
+//       N + R + M - 1. Folds over M in steps of C.
+//   os  PE(r,c) accumulates C[r][c]; A rows enter from the left, W columns from the top, skewed.
+//       PE(r,c) finishes at K + r + c - 1; a fold of rf <= R rows and N columns computes for
+//       K + rf + N - 2 cycles, then shifts its rf result rows out (rf cycles). Folds over M in
+//       steps of R; with double buffering the shift-out overlaps the next fold.
+//
+// Double buffering (ws, is): a tile loads into a shadow buffer while the array computes on the
+// active one; a matmul switches buffers as its first row enters, so the load costs nothing
+// when it finished in time. Without it, a load waits for the array to drain completely.
+
+#include <cstdint>
+
+#include "isa/program.h"
+#include "sim/base/spec/core_spec.h"
+
+namespace tpusim::models {
+
+struct MxuLoadTiming {
+  std::uint64_t start = 0;  // the weight path starts shifting
+  std::uint64_t end = 0;    // the tile is in place (shadow or active)
+};
+
+struct MxuMatmulTiming {
+  std::uint64_t start = 0;       // first input row enters
+  std::uint64_t input_end = 0;   // the array accepts the next instruction's rows from here
+  std::uint64_t end = 0;         // last result written to accumulator memory
+  std::uint64_t stream_cycles = 0;  // cycles the array's input port was busy
+  std::uint64_t macs = 0;           // useful multiply-accumulates (M x K x N)
+};
+
+class MxuTiming {
+ public:
+  // `vmem_port_bytes_per_cycle` bounds how fast input rows can be read; 0 means unbounded.
+  // `clock` resolves latencies the config wrote in time units.
+  MxuTiming(const MxuSpec& spec, Hertz clock, std::uint64_t vmem_port_bytes_per_cycle);
+
+  MxuLoadTiming load_weights(const isa::MxuLoadWeights& lw, std::uint64_t now);
+  MxuMatmulTiming matmul(const isa::MxuMatmul& mm, std::uint64_t now);
+
+  // When every result of every instruction so far is in accumulator memory.
+  std::uint64_t drained_at() const { return drained_at_; }
+  // Cycles per streamed input row for operands of `dtype` with `k` elements per row.
+  double cycles_per_row(DType dtype, std::uint32_t k) const;
+
+ private:
+  std::uint64_t stream_cycles(DType dtype, std::uint32_t rows, std::uint32_t k) const;
+
+  MxuSpec spec_;
+  std::uint64_t writeback_cycles_;
+  std::uint64_t port_bytes_;
+  std::uint64_t input_free_at_ = 0;    // the array can take new input rows
+  std::uint64_t drained_at_ = 0;       // all results written
+  std::uint64_t load_path_free_at_ = 0;  // the weight (ws) / input-tile (is) shift path
+  std::uint64_t shadow_ready_at_ = 0;  // the staged tile is in place
+  bool shadow_pending_ = false;        // a staged tile awaits the next matmul
+  std::uint64_t shadow_free_at_ = 0;   // the shadow buffer may be overwritten
+  std::uint64_t active_ready_at_ = 0;  // the active tile is in place (no double buffering)
+};
+
+}  // namespace tpusim::models

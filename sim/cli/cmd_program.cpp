@@ -1,0 +1,51 @@
+// `tpusim asm` and `tpusim disasm`.
+
+#include <fstream>
+#include <iostream>
+
+#include "isa/assembler.h"
+#include "isa/checker.h"
+#include "isa/disassembler.h"
+#include "isa/program_file.h"
+#include "sim/base/errors.h"
+#include "sim/cli/chip_path.h"
+#include "sim/cli/commands.h"
+#include "sim/config/chip_config.h"
+
+namespace tpusim::sim {
+
+int run_asm(const AsmCommandArgs& args) {
+  const isa::Program program = isa::read_program_file(args.input);
+  if (!args.chip.empty()) {
+    const config::ChipConfig chip =
+        config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
+    isa::check(program, chip.spec);
+  }
+  isa::write_binary_file(program, args.output);
+  return kExitOk;
+}
+
+int run_disasm(const DisasmCommandArgs& args) {
+  const std::string text = isa::disassemble(isa::read_program_file(args.input));
+  if (args.output.empty()) {
+    std::cout << text;
+    return kExitOk;
+  }
+  // Write beside the target and rename, so a failure never leaves half a file behind.
+  const std::string temp = args.output + ".partial";
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+      std::remove(temp.c_str());
+      throw InputError(args.output + ": cannot write file");
+    }
+  }
+  if (std::rename(temp.c_str(), args.output.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw InputError(args.output + ": cannot write file");
+  }
+  return kExitOk;
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,168 @@
+#include <catch2/catch.hpp>
+
+#include "models/mxu/mxu_timing.h"
+
+using namespace tpusim;
+using namespace tpusim::models;
+
+namespace {
+
+const Hertz kClock(1e9);
+
+MxuSpec array(std::uint32_t rows, std::uint32_t cols, Dataflow dataflow, bool double_buffer) {
+  MxuSpec s;
+  s.rows = rows;
+  s.cols = cols;
+  s.dataflow = dataflow;
+  s.weight_double_buffer = double_buffer;
+  s.precisions = {{DType::kBf16, 1.0}, {DType::kInt8, 1.0}, {DType::kInt16, 0.25}};
+  s.writeback_latency = Duration::of_cycles(1);
+  return s;
+}
+
+isa::MxuLoadWeights lw(std::uint32_t k, std::uint32_t n, DType dtype = DType::kBf16) {
+  isa::MxuLoadWeights w;
+  w.k = k;
+  w.n = n;
+  w.dtype = dtype;
+  return w;
+}
+
+isa::MxuMatmul mm(std::uint32_t m, std::uint32_t k, std::uint32_t n, DType dtype = DType::kBf16) {
+  isa::MxuMatmul x;
+  x.m = m;
+  x.k = k;
+  x.n = n;
+  x.dtype = dtype;
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("mxu timing: one weight-stationary tile is fill + stream + skew + drain", "[timing][mxu]") {
+  for (bool db : {true, false}) {
+    const std::uint64_t R = 128, C = 128, M = 200, K = 100, N = 90, wb = 1;
+    MxuTiming t(array(R, C, Dataflow::kWeightStationary, db), kClock, 0);
+    const MxuLoadTiming load = t.load_weights(lw(K, N), 0);
+    CHECK(load.end == R);  // the tile shifts through all R rows
+    const MxuMatmulTiming run = t.matmul(mm(M, K, N), 0);
+    CHECK(run.start == R);
+    CHECK(run.stream_cycles == M);
+    CHECK(run.input_end == R + M);
+    // Last input row enters at R + M - 1, crosses R rows and N - 1 columns, then write-back.
+    CHECK(run.end == R + M + R + N - 1 + wb);
+    CHECK(run.macs == M * K * N);
+  }
+}
+
+TEST_CASE("mxu timing: double buffering hides weight loads behind back-to-back matmuls",
+          "[timing][mxu]") {
+  const std::uint64_t R = 128, N = 128, wb = 1, tiles = 8;
+  SECTION("with a shadow buffer only the first load shows (M >= R)") {
+    const std::uint64_t M = 256;
+    MxuTiming t(array(R, 128, Dataflow::kWeightStationary, true), kClock, 0);
+    MxuMatmulTiming last;
+    for (std::uint64_t i = 0; i < tiles; ++i) {
+      t.load_weights(lw(128, N), 0);
+      last = t.matmul(mm(M, 128, N), 0);
+    }
+    CHECK(last.end == R + tiles * M + R + N - 1 + wb);
+  }
+  SECTION("with a shadow buffer, short matmuls wait for the R-cycle load") {
+    const std::uint64_t M = 64;  // shorter than a load: the load path is the bottleneck
+    MxuTiming t(array(R, 128, Dataflow::kWeightStationary, true), kClock, 0);
+    MxuMatmulTiming last;
+    for (std::uint64_t i = 0; i < tiles; ++i) {
+      t.load_weights(lw(128, N), 0);
+      last = t.matmul(mm(M, 128, N), 0);
+    }
+    // Load i may start when matmul i-1 starts, so matmul i starts at (i + 1) * R.
+    CHECK(last.start == tiles * R);
+    CHECK(last.end == tiles * R + M + R + N - 1 + wb);
+  }
+  SECTION("without one, every load waits for the array to drain") {
+    const std::uint64_t M = 256;
+    MxuTiming t(array(R, 128, Dataflow::kWeightStationary, false), kClock, 0);
+    MxuMatmulTiming last;
+    for (std::uint64_t i = 0; i < tiles; ++i) {
+      t.load_weights(lw(128, N), 0);
+      last = t.matmul(mm(M, 128, N), 0);
+    }
+    CHECK(last.end == tiles * (R + M + R + N - 1 + wb));
+  }
+  SECTION("matmuls reusing the active weights stream back to back") {
+    const std::uint64_t M = 100;
+    MxuTiming t(array(R, 128, Dataflow::kWeightStationary, false), kClock, 0);
+    t.load_weights(lw(128, N), 0);
+    MxuMatmulTiming last;
+    for (std::uint64_t i = 0; i < tiles; ++i) last = t.matmul(mm(M, 128, N), 0);
+    CHECK(last.start == R + (tiles - 1) * M);
+    CHECK(last.end == R + tiles * M + R + N - 1 + wb);
+  }
+}
+
+TEST_CASE("mxu timing: operand rate and vector-memory port width slow the stream",
+          "[timing][mxu]") {
+  const std::uint64_t R = 256, M = 100, N = 256, wb = 1;
+  SECTION("16-bit operands at quarter rate take four cycles a row (TPUv1)") {
+    MxuTiming t(array(R, 256, Dataflow::kWeightStationary, true), kClock, 0);
+    t.load_weights(lw(256, N, DType::kInt16), 0);
+    const MxuMatmulTiming run = t.matmul(mm(M, 256, N, DType::kInt16), 0);
+    CHECK(run.stream_cycles == 4 * M);
+    CHECK(run.end == R + 4 * M + R + N - 1 + wb);
+  }
+  SECTION("a 128 B/cycle port feeds a 256-element int8 row in two cycles") {
+    MxuTiming t(array(R, 256, Dataflow::kWeightStationary, true), kClock, 128);
+    t.load_weights(lw(256, N, DType::kInt8), 0);
+    CHECK(t.matmul(mm(M, 256, N, DType::kInt8), 0).stream_cycles == 2 * M);
+  }
+  SECTION("a rate above one packs rows (v5e int8 at twice bf16)") {
+    MxuSpec s = array(128, 128, Dataflow::kWeightStationary, true);
+    s.precisions[DType::kInt8] = 2.0;
+    MxuTiming t(s, kClock, 0);
+    t.load_weights(lw(128, 128, DType::kInt8), 0);
+    CHECK(t.matmul(mm(M, 128, 128, DType::kInt8), 0).stream_cycles == M / 2);
+  }
+}
+
+TEST_CASE("mxu timing: output stationary folds over M in steps of R", "[timing][mxu]") {
+  const std::uint64_t R = 16, C = 16, K = 40, N = 12, wb = 1;
+  SECTION("one fold: wavefront K + M + N - 2, then M cycles to shift results out") {
+    const std::uint64_t M = 10;
+    MxuTiming t(array(R, C, Dataflow::kOutputStationary, false), kClock, 0);
+    const MxuLoadTiming load = t.load_weights(lw(K, N), 0);
+    CHECK(load.end == K);  // staged one row of N weights per cycle
+    const MxuMatmulTiming run = t.matmul(mm(M, K, N), 0);
+    CHECK(run.start == K);
+    CHECK(run.end == K + (K + M + N - 2) + M + wb);
+  }
+  SECTION("three folds, serial without double buffering, overlapped with it") {
+    const std::uint64_t M = 40;  // folds of 16, 16, 8
+    const std::uint64_t fold16 = K + 16 + N - 2, fold8 = K + 8 + N - 2;
+    MxuTiming serial(array(R, C, Dataflow::kOutputStationary, false), kClock, 0);
+    serial.load_weights(lw(K, N), 0);
+    CHECK(serial.matmul(mm(M, K, N), 0).end == K + (fold16 + 16) * 2 + fold8 + 8 + wb);
+    MxuTiming overlapped(array(R, C, Dataflow::kOutputStationary, true), kClock, 0);
+    overlapped.load_weights(lw(K, N), 0);
+    CHECK(overlapped.matmul(mm(M, K, N), 0).end == K + fold16 * 2 + fold8 + 8 + wb);
+  }
+}
+
+TEST_CASE("mxu timing: input stationary streams weights past a stationary input tile",
+          "[timing][mxu]") {
+  const std::uint64_t R = 16, C = 16, K = 16, N = 50, wb = 1;
+  SECTION("one fold: tile in R, stream N columns, drain R + M - 1") {
+    const std::uint64_t M = 12;
+    MxuTiming t(array(R, C, Dataflow::kInputStationary, false), kClock, 0);
+    t.load_weights(lw(K, N), 0);  // staged: K cycles
+    const MxuMatmulTiming run = t.matmul(mm(M, K, N), 0);
+    CHECK(run.start == K);
+    CHECK(run.end == K + R + N + R + M - 1 + wb);
+  }
+  SECTION("two folds with double buffering hide the second tile load") {
+    const std::uint64_t M = 32;  // two folds of 16 (N > R, so the shift fits under the stream)
+    MxuTiming t(array(R, C, Dataflow::kInputStationary, true), kClock, 0);
+    t.load_weights(lw(K, N), 0);
+    CHECK(t.matmul(mm(M, K, N), 0).end == K + R + 2 * N + R + 16 - 1 + wb);
+  }
+}
