@@ -4,6 +4,7 @@ namespace tpusim::models {
 
 void TraceRecorder::record_merged(std::uint32_t track, std::uint32_t op, std::uint64_t start_ps,
                                   std::uint64_t end_ps) {
+  extend_span(op, start_ps, end_ps);
   if (!enabled_ || end_ps <= start_ps) return;
   constexpr std::size_t kNone = ~std::size_t{0};
   if (last_event_of_track_.size() < tracks_.size()) last_event_of_track_.resize(tracks_.size(), kNone);

@@ -18,6 +18,13 @@ struct TraceEvent {
   std::uint64_t end_ps = 0;
 };
 
+// First start and last end of any activity of one operator, whether or not tracing is on.
+struct OpSpan {
+  std::uint64_t start_ps = ~std::uint64_t{0};
+  std::uint64_t end_ps = 0;
+  bool seen() const { return end_ps >= start_ps && start_ps != ~std::uint64_t{0}; }
+};
+
 class TraceRecorder {
  public:
   explicit TraceRecorder(bool enabled) : enabled_(enabled) {}
@@ -30,6 +37,7 @@ class TraceRecorder {
   }
   void record(std::uint32_t track, std::uint32_t instruction, std::uint32_t op,
               std::uint64_t start_ps, std::uint64_t end_ps) {
+    extend_span(op, start_ps, end_ps);
     if (enabled_ && end_ps > start_ps) events_.push_back({track, instruction, op, start_ps, end_ps});
   }
   // For units whose activity comes in many small back-to-back pieces (memory channels): extends
@@ -38,6 +46,7 @@ class TraceRecorder {
                      std::uint64_t end_ps);
 
   const std::vector<std::string>& tracks() const { return tracks_; }
+  const std::vector<OpSpan>& op_spans() const { return spans_; }
   const std::vector<TraceEvent>& events() const { return events_; }
 
  private:
@@ -45,6 +54,14 @@ class TraceRecorder {
   std::vector<std::string> tracks_;
   std::vector<TraceEvent> events_;
   std::vector<std::size_t> last_event_of_track_;
+  std::vector<OpSpan> spans_;
+
+  void extend_span(std::uint32_t op, std::uint64_t start_ps, std::uint64_t end_ps) {
+    if (op >= spans_.size()) spans_.resize(op + 1);
+    OpSpan& s = spans_[op];
+    if (start_ps < s.start_ps) s.start_ps = start_ps;
+    if (end_ps > s.end_ps) s.end_ps = end_ps;
+  }
 };
 
 }  // namespace tpusim::models

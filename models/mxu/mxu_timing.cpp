@@ -10,15 +10,16 @@ MxuTiming::MxuTiming(const MxuSpec& spec, Hertz clock, std::uint64_t vmem_port_b
       writeback_cycles_(spec.writeback_latency.cycles(clock).value()),
       port_bytes_(vmem_port_bytes_per_cycle) {}
 
-double MxuTiming::cycles_per_row(DType dtype, std::uint32_t k) const {
+double MxuTiming::cycles_per_row(DType dtype, std::uint32_t elements) const {
   const auto it = spec_.precisions.find(dtype);
   const double rate = it == spec_.precisions.end() ? 1.0 : it->second;
   // A rate below 1 (TPUv1's 16-bit operands) repeats each row's pass; above 1 (v5e int8) packs
-  // several rows into one pass.
+  // floor(rate) rows into one pass, which then reads that many rows through the port.
   double cycles = 1.0 / rate;
   if (port_bytes_ > 0) {
-    const double row_bytes = double(k) * dtype_bytes(dtype);
-    cycles = std::max(cycles, std::ceil(row_bytes / double(port_bytes_)));
+    const double rows_per_pass = std::max(1.0, std::floor(rate));
+    const double pass_bytes = rows_per_pass * elements * dtype_bytes(dtype);
+    cycles = std::max(cycles, std::ceil(pass_bytes / double(port_bytes_)) / rows_per_pass);
   }
   return cycles;
 }
@@ -27,11 +28,22 @@ std::uint64_t MxuTiming::stream_cycles(DType dtype, std::uint32_t rows, std::uin
   return static_cast<std::uint64_t>(std::ceil(rows * cycles_per_row(dtype, k) - 1e-9));
 }
 
+std::uint64_t MxuTiming::shift_cycles(std::uint32_t rows, std::uint32_t row_elements,
+                                      DType dtype) const {
+  // One row per cycle, unless the vector-memory port cannot deliver a row per cycle.
+  std::uint64_t per_row = 1;
+  if (port_bytes_ > 0)
+    per_row = std::max<std::uint64_t>(
+        1, (std::uint64_t{row_elements} * dtype_bytes(dtype) + port_bytes_ - 1) / port_bytes_);
+  return std::uint64_t{rows} * per_row;
+}
+
 MxuLoadTiming MxuTiming::load_weights(const isa::MxuLoadWeights& lw, std::uint64_t now) {
   // ws shifts the tile through all R rows of the array. os and is only stage it in the buffer
   // that feeds the array's top edge: one row of N weights per cycle, K rows.
-  const std::uint64_t cycles =
-      spec_.dataflow == Dataflow::kWeightStationary ? spec_.rows : std::uint64_t{lw.k};
+  const std::uint32_t rows =
+      spec_.dataflow == Dataflow::kWeightStationary ? spec_.rows : lw.k;
+  const std::uint64_t cycles = shift_cycles(rows, lw.n, lw.dtype);
   MxuLoadTiming t;
   if (spec_.weight_double_buffer) {
     t.start = std::max({now, load_path_free_at_, shadow_free_at_});
@@ -55,7 +67,7 @@ MxuLoadTiming MxuTiming::load_weights(const isa::MxuLoadWeights& lw, std::uint64
 MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
   MxuMatmulTiming t;
   t.macs = std::uint64_t{mm.m} * mm.k * mm.n;
-  const std::uint64_t writeback = writeback_cycles_;
+  const std::uint64_t wb = writeback_cycles_;
   const std::uint64_t R = spec_.rows;
 
   // The weights this matmul uses: switch to a staged tile, or use the active one.
@@ -64,60 +76,71 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
     weights_ready = shadow_ready_at_;
     shadow_pending_ = false;
   }
-  std::uint64_t start = std::max({now, input_free_at_, weights_ready});
+  t.start = std::max({now, input_free_at_, weights_ready});
 
   switch (spec_.dataflow) {
     case Dataflow::kWeightStationary: {
+      // The last row enters at start + S - 1 and meets PE(R-1, N-1) R + N - 2 cycles later.
       t.stream_cycles = stream_cycles(mm.dtype, mm.m, mm.k);
-      t.start = start;
-      t.input_end = start + t.stream_cycles;
-      t.end = t.input_end + R + mm.n - 1 + writeback;
+      t.input_end = t.start + t.stream_cycles;
+      t.end = t.input_end + R + mm.n - 2 + wb;
       break;
     }
     case Dataflow::kInputStationary: {
-      // Per fold of up to C inputs: shift the input tile in (R cycles, into the shadow plane when
-      // double-buffered, so it overlaps the previous fold), then stream N weight columns.
+      // Per fold of up to C inputs: shift the K x mf input tile in (R rows; into the shadow
+      // plane when double-buffered, overlapping the previous fold), then stream the N staged
+      // weight columns past it; the last column meets PE(R-1, mf-1) R + mf - 2 cycles later.
       const std::uint32_t C = spec_.cols;
       const std::uint32_t folds = (mm.m + C - 1) / C;
-      const std::uint64_t per_fold_stream = stream_cycles(mm.dtype, mm.n, mm.k);
-      std::uint64_t fold_start = start;
-      std::uint64_t end = start;
+      const auto it = spec_.precisions.find(mm.dtype);
+      const double rate = it == spec_.precisions.end() ? 1.0 : it->second;
+      const auto stream = static_cast<std::uint64_t>(std::ceil(mm.n / rate - 1e-9));
+      std::uint64_t tile_ready = t.start;  // double buffering: when the next fold's tile is in
+      std::uint64_t fold_start = t.start;
       for (std::uint32_t f = 0; f < folds; ++f) {
         const std::uint32_t mf = std::min(C, mm.m - f * C);
-        const std::uint64_t tile_in = spec_.weight_double_buffer && f > 0 ? 0 : R;
-        const std::uint64_t stream_begin = fold_start + tile_in;
-        const std::uint64_t stream_end = stream_begin + per_fold_stream;
-        end = std::max(end, stream_end + R + mf - 1 + writeback);
-        // The next fold's tile shifts in while this one streams (double buffering) or after
-        // this one has drained (single buffer).
-        fold_start = spec_.weight_double_buffer ? std::max(stream_end, fold_start + R)
-                                                : stream_end + R + mf - 1;
-        t.stream_cycles += tile_in + per_fold_stream;
+        const std::uint64_t tile_in = shift_cycles(spec_.rows, mf, mm.dtype);
+        std::uint64_t stream_begin;
+        if (spec_.weight_double_buffer && f > 0) {
+          stream_begin = std::max(fold_start, tile_ready);
+        } else {
+          stream_begin = fold_start + tile_in;
+        }
+        const std::uint64_t stream_end = stream_begin + stream;
+        t.end = std::max(t.end, stream_end + R + mf - 2 + wb);
+        t.stream_cycles += stream_end - fold_start;
+        if (spec_.weight_double_buffer) {
+          // The next tile shifts into the shadow plane once this one is active.
+          tile_ready = stream_begin + tile_in;
+          fold_start = stream_end;
+        } else {
+          fold_start = stream_end + R + mf - 2;  // the single plane is free once drained
+        }
       }
-      t.start = start;
       t.input_end = fold_start;
-      t.end = end;
       break;
     }
     case Dataflow::kOutputStationary: {
-      // Per fold of up to R output rows: K + rf + N - 2 cycles of wavefront, then rf cycles to
-      // shift the results out; double-buffered result registers let that overlap the next fold.
+      // Per fold of up to R output rows: the wavefront needs K steps plus the rf + N - 2 skew;
+      // each step reads a column of rf inputs. The rf result rows then shift out (rf cycles)
+      // through one shift path; double-buffered result registers let the next fold compute
+      // meanwhile.
       const std::uint32_t folds = (mm.m + spec_.rows - 1) / spec_.rows;
-      const double per_k = cycles_per_row(mm.dtype, mm.k) > 1 ? cycles_per_row(mm.dtype, mm.k) : 1;
-      std::uint64_t fold_start = start;
-      std::uint64_t end = start;
+      std::uint64_t fold_start = t.start;
+      std::uint64_t shift_free = t.start;
       for (std::uint32_t f = 0; f < folds; ++f) {
         const std::uint32_t rf = std::min<std::uint32_t>(spec_.rows, mm.m - f * spec_.rows);
-        const std::uint64_t compute =
-            static_cast<std::uint64_t>(std::ceil(mm.k * per_k - 1e-9)) + rf + mm.n - 2;
-        const std::uint64_t compute_end = fold_start + compute;
-        end = compute_end + rf + writeback;
-        fold_start = spec_.weight_double_buffer ? compute_end : compute_end + rf;
-        t.stream_cycles += compute;
+        const auto steps =
+            static_cast<std::uint64_t>(std::ceil(mm.k * cycles_per_row(mm.dtype, rf) - 1e-9));
+        const std::uint64_t compute_end = fold_start + steps + rf + mm.n - 2;
+        const std::uint64_t shift_start = std::max(compute_end, shift_free);
+        const std::uint64_t shift_end = shift_start + rf;
+        shift_free = shift_end;
+        t.end = std::max(t.end, shift_end + wb);
+        t.stream_cycles += steps + rf + mm.n - 2;
+        fold_start = spec_.weight_double_buffer ? std::max(compute_end, shift_start) : shift_end;
       }
-      t.start = start;
       t.input_end = fold_start;
-      t.end = end;
       break;
     }
   }

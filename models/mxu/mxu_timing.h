@@ -5,12 +5,13 @@
 // short, for an R x C array streaming S cycles of input (S = M rows at one row per cycle, slower
 // when the operand rate or the vector-memory port limits it):
 //
-//   ws  PE(r,c) holds W[r][c]. Input row i meets PE(r,c) at cycle i + r + c; its partial sum for
-//       column c leaves the bottom at i + R + c. Weight load: R cycles (the tile shifts through
-//       every row). Matmul: array input port busy S cycles; last result out at S + R + N - 1.
+//   Times are end-of-cycle: work done during cycle index t is complete at time t + 1.
+//   ws  PE(r,c) holds W[r][c]. Input row i meets PE(r,c) at cycle i + r + c, so the last row's
+//       partial sum for column N-1 is complete at S + R + N - 2. Weight load: R cycles (the tile
+//       shifts through every row). Matmul: array input port busy S cycles.
 //   is  PE(r,c) holds A^T (K on rows, M on columns, M <= C per fold); weight columns stream in
 //       as ws streams input rows. Input-tile load: R cycles; stream N cycles; last out at
-//       N + R + M - 1. Folds over M in steps of C.
+//       N + R + M - 2. Folds over M in steps of C.
 //   os  PE(r,c) accumulates C[r][c]; A rows enter from the left, W columns from the top, skewed.
 //       PE(r,c) finishes at K + r + c - 1; a fold of rf <= R rows and N columns computes for
 //       K + rf + N - 2 cycles, then shifts its rf result rows out (rf cycles). Folds over M in
@@ -51,11 +52,15 @@ class MxuTiming {
 
   // When every result of every instruction so far is in accumulator memory.
   std::uint64_t drained_at() const { return drained_at_; }
-  // Cycles per streamed input row for operands of `dtype` with `k` elements per row.
-  double cycles_per_row(DType dtype, std::uint32_t k) const;
+  // When the array can take the next instruction's input rows.
+  std::uint64_t input_free_at() const { return input_free_at_; }
+  // Cycles per streamed input row for operands of `dtype` with `elements` per row.
+  double cycles_per_row(DType dtype, std::uint32_t elements) const;
 
  private:
   std::uint64_t stream_cycles(DType dtype, std::uint32_t rows, std::uint32_t k) const;
+  // Cycles to shift `rows` rows of `row_elements` from vector memory into the array or a buffer.
+  std::uint64_t shift_cycles(std::uint32_t rows, std::uint32_t row_elements, DType dtype) const;
 
   MxuSpec spec_;
   std::uint64_t writeback_cycles_;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <systemc>
 #include <spdlog/spdlog.h>
 
 #include "sim/base/errors.h"
@@ -36,6 +37,7 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"tpusim: a cycle-approximate simulator of TPU-style ML accelerators", "tpusim"};
   app.set_version_flag("--version", std::string(TPUSIM_VERSION));
   app.require_subcommand(1);
+  app.fallthrough();  // global flags (-v, -q) also work after the subcommand
   int verbosity = 0;
   bool quiet = false;
   app.add_flag("-v,--verbose", verbosity, "More log output (-vv for trace)");
@@ -55,7 +57,16 @@ int run_cli(int argc, char** argv) {
 
   add_pending(app, "run", "Compile a workload for a chip and simulate it",
               "issue #6, workloads and lowering");
-  add_pending(app, "exec", "Simulate an assembled program on a chip", "issue #4, the chip");
+  ExecCommandArgs exec_args;
+  CLI::App* exec = app.add_subcommand("exec", "Simulate an assembled program on a chip");
+  exec->add_option("program", exec_args.program, "Program (.tasm or .tbin)")->required();
+  exec->add_option("-c,--chip", exec_args.chip, "Chip YAML or preset name")
+      ->default_val(kDefaultChip);
+  exec->add_option("-o,--out", exec_args.out,
+                   "Write report.json, ops.csv and trace.json into this directory");
+  exec->add_flag("--functional", exec_args.functional,
+                 "Move real data and compute values (slower; off by default)");
+  add_overrides(exec, &exec_args.overrides);
   add_pending(app, "compile", "Lower a workload to a program for a chip",
               "issue #6, workloads and lowering");
   AsmCommandArgs asm_args;
@@ -97,6 +108,7 @@ int run_cli(int argc, char** argv) {
     if (config->parsed()) return run_config(config_args);
     if (validate->parsed()) return run_validate(validate_args);
     if (assemble->parsed()) return run_asm(asm_args);
+    if (exec->parsed()) return run_exec(exec_args);
     if (disassemble->parsed()) return run_disasm(disasm_args);
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
@@ -105,6 +117,9 @@ int run_cli(int argc, char** argv) {
     std::cerr << e.what() << "\n";
     return kExitNotImplemented;
   } catch (const SimError& e) {
+    std::cerr << "simulation error: " << e.what() << "\n";
+    return kExitSimError;
+  } catch (const sc_core::sc_report& e) {
     std::cerr << "simulation error: " << e.what() << "\n";
     return kExitSimError;
   }

@@ -33,4 +33,13 @@ struct DisasmCommandArgs {
 };
 int run_disasm(const DisasmCommandArgs& args);
 
+struct ExecCommandArgs {
+  std::string chip;
+  std::string program;
+  std::vector<std::string> overrides;
+  std::string out;  // directory for report.json, ops.csv, trace.json; empty: terminal only
+  bool functional = false;
+};
+int run_exec(const ExecCommandArgs& args);
+
 }  // namespace tpusim::sim

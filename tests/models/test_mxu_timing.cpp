@@ -49,8 +49,9 @@ TEST_CASE("mxu timing: one weight-stationary tile is fill + stream + skew + drai
     CHECK(run.start == R);
     CHECK(run.stream_cycles == M);
     CHECK(run.input_end == R + M);
-    // Last input row enters at R + M - 1, crosses R rows and N - 1 columns, then write-back.
-    CHECK(run.end == R + M + R + N - 1 + wb);
+    // The last input row enters at R + M - 1 and meets PE(R-1, N-1) R + N - 2 cycles later;
+    // that PE's work is complete at the end of its cycle, then the result is written back.
+    CHECK(run.end == R + M + R + N - 2 + wb);
     CHECK(run.macs == M * K * N);
   }
 }
@@ -66,7 +67,7 @@ TEST_CASE("mxu timing: double buffering hides weight loads behind back-to-back m
       t.load_weights(lw(128, N), 0);
       last = t.matmul(mm(M, 128, N), 0);
     }
-    CHECK(last.end == R + tiles * M + R + N - 1 + wb);
+    CHECK(last.end == R + tiles * M + R + N - 2 + wb);
   }
   SECTION("with a shadow buffer, short matmuls wait for the R-cycle load") {
     const std::uint64_t M = 64;  // shorter than a load: the load path is the bottleneck
@@ -78,7 +79,7 @@ TEST_CASE("mxu timing: double buffering hides weight loads behind back-to-back m
     }
     // Load i may start when matmul i-1 starts, so matmul i starts at (i + 1) * R.
     CHECK(last.start == tiles * R);
-    CHECK(last.end == tiles * R + M + R + N - 1 + wb);
+    CHECK(last.end == tiles * R + M + R + N - 2 + wb);
   }
   SECTION("without one, every load waits for the array to drain") {
     const std::uint64_t M = 256;
@@ -88,7 +89,7 @@ TEST_CASE("mxu timing: double buffering hides weight loads behind back-to-back m
       t.load_weights(lw(128, N), 0);
       last = t.matmul(mm(M, 128, N), 0);
     }
-    CHECK(last.end == tiles * (R + M + R + N - 1 + wb));
+    CHECK(last.end == tiles * (R + M + R + N - 2 + wb));
   }
   SECTION("matmuls reusing the active weights stream back to back") {
     const std::uint64_t M = 100;
@@ -97,7 +98,7 @@ TEST_CASE("mxu timing: double buffering hides weight loads behind back-to-back m
     MxuMatmulTiming last;
     for (std::uint64_t i = 0; i < tiles; ++i) last = t.matmul(mm(M, 128, N), 0);
     CHECK(last.start == R + (tiles - 1) * M);
-    CHECK(last.end == R + tiles * M + R + N - 1 + wb);
+    CHECK(last.end == R + tiles * M + R + N - 2 + wb);
   }
 }
 
@@ -109,12 +110,28 @@ TEST_CASE("mxu timing: operand rate and vector-memory port width slow the stream
     t.load_weights(lw(256, N, DType::kInt16), 0);
     const MxuMatmulTiming run = t.matmul(mm(M, 256, N, DType::kInt16), 0);
     CHECK(run.stream_cycles == 4 * M);
-    CHECK(run.end == R + 4 * M + R + N - 1 + wb);
+    CHECK(run.end == R + 4 * M + R + N - 2 + wb);
   }
   SECTION("a 128 B/cycle port feeds a 256-element int8 row in two cycles") {
     MxuTiming t(array(R, 256, Dataflow::kWeightStationary, true), kClock, 128);
     t.load_weights(lw(256, N, DType::kInt8), 0);
     CHECK(t.matmul(mm(M, 256, N, DType::kInt8), 0).stream_cycles == 2 * M);
+  }
+  SECTION("a rate above one survives a port wide enough for the packed rows") {
+    // Two 128-element int8 rows (256 B) per pass through a 4 KiB port: still two rows a cycle.
+    MxuSpec s = array(128, 128, Dataflow::kWeightStationary, true);
+    s.precisions[DType::kInt8] = 2.0;
+    MxuTiming t(s, kClock, 4096);
+    t.load_weights(lw(128, 128, DType::kInt8), 0);
+    CHECK(t.matmul(mm(M, 128, 128, DType::kInt8), 0).stream_cycles == M / 2);
+  }
+  SECTION("output stationary reads a column of rf inputs per step") {
+    // bf16, rf = 128 rows: 256 B per step through a 64 B port = 4 cycles a step.
+    const std::uint64_t K = 16, N = 8;
+    MxuSpec s = array(128, 128, Dataflow::kOutputStationary, false);
+    MxuTiming t(s, kClock, 64);
+    t.load_weights(lw(K, N), 0);
+    CHECK(t.matmul(mm(128, K, N), 0).stream_cycles == 4 * K + 128 + N - 2);
   }
   SECTION("a rate above one packs rows (v5e int8 at twice bf16)") {
     MxuSpec s = array(128, 128, Dataflow::kWeightStationary, true);
@@ -148,21 +165,46 @@ TEST_CASE("mxu timing: output stationary folds over M in steps of R", "[timing][
   }
 }
 
+TEST_CASE("mxu timing: a short last output-stationary fold never finishes first",
+          "[timing][mxu]") {
+  // With double-buffered result registers the folds' shift-outs share one path: fold 2 (one
+  // row) cannot shift out before fold 1 has.
+  const std::uint64_t R = 16, K = 4, N = 3, wb = 1;
+  const auto end_for = [&](std::uint64_t M) {
+    MxuTiming t(array(R, 16, Dataflow::kOutputStationary, true), kClock, 0);
+    t.load_weights(lw(K, N), 0);
+    return t.matmul(mm(M, K, N), 0).end;
+  };
+  const std::uint64_t fold16 = K + 16 + N - 2;
+  CHECK(end_for(16) == K + fold16 + 16 + wb);
+  // Fold 1 computes while fold 0 shifts out; fold 1 (1 row) shifts after fold 0's 16 rows.
+  CHECK(end_for(17) == K + fold16 + 16 + 1 + wb);
+  CHECK(end_for(17) > end_for(16));
+}
+
 TEST_CASE("mxu timing: input stationary streams weights past a stationary input tile",
           "[timing][mxu]") {
   const std::uint64_t R = 16, C = 16, K = 16, N = 50, wb = 1;
-  SECTION("one fold: tile in R, stream N columns, drain R + M - 1") {
+  SECTION("one fold: tile in R, stream N columns, drain R + M - 2") {
     const std::uint64_t M = 12;
     MxuTiming t(array(R, C, Dataflow::kInputStationary, false), kClock, 0);
     t.load_weights(lw(K, N), 0);  // staged: K cycles
     const MxuMatmulTiming run = t.matmul(mm(M, K, N), 0);
     CHECK(run.start == K);
-    CHECK(run.end == K + R + N + R + M - 1 + wb);
+    CHECK(run.end == K + R + N + R + M - 2 + wb);
   }
   SECTION("two folds with double buffering hide the second tile load") {
     const std::uint64_t M = 32;  // two folds of 16 (N > R, so the shift fits under the stream)
     MxuTiming t(array(R, C, Dataflow::kInputStationary, true), kClock, 0);
     t.load_weights(lw(K, N), 0);
-    CHECK(t.matmul(mm(M, K, N), 0).end == K + R + 2 * N + R + 16 - 1 + wb);
+    CHECK(t.matmul(mm(M, K, N), 0).end == K + R + 2 * N + R + 16 - 2 + wb);
+  }
+  SECTION("with double buffering, a short stream waits for the next tile to shift in") {
+    // N = 4 < R: fold 1's tile starts shifting when fold 0's becomes active (K + R) and is in
+    // R cycles later, after fold 0's stream has ended.
+    const std::uint64_t M = 32, n = 4;
+    MxuTiming t(array(R, C, Dataflow::kInputStationary, true), kClock, 0);
+    t.load_weights(lw(K, n), 0);
+    CHECK(t.matmul(mm(M, K, n), 0).end == K + R + R + n + R + 16 - 2 + wb);
   }
 }

@@ -120,7 +120,7 @@ TEST_CASE("cli: bad flags exit 2, pending subcommands exit 3, help and version e
   const Result set = run_tpusim("validate tpu-v4i --set core.mxu.rows");
   CHECK(set.exit_code == 2);
   CHECK(set.err == "error: --set core.mxu.rows: expected key.path=value\n");
-  for (const char* cmd : {"run", "exec", "compile", "sweep"}) {
+  for (const char* cmd : {"run", "compile", "sweep"}) {
     INFO(cmd);
     const Result r = run_tpusim(cmd);
     CHECK(r.exit_code == 3);

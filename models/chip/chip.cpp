@@ -1,0 +1,65 @@
+#include "models/chip/chip.h"
+
+#include <algorithm>
+
+#include "sim/base/errors.h"
+
+namespace tpusim::models {
+
+Chip::Chip(sc_core::sc_module_name name, const SimContext& ctx)
+    : sc_core::sc_module(name), ctx_(ctx) {
+  const std::uint32_t n = ctx.spec.cores;
+  std::vector<std::vector<std::uint32_t>> per_core(n);
+  const auto& instructions = ctx.program.instructions;
+  for (std::uint32_t i = 0; i < instructions.size(); ++i) per_core.at(instructions[i].core).push_back(i);
+  // A barrier waits for every core that has any instruction (isa/README.md).
+  const auto participants = static_cast<std::uint32_t>(std::count_if(
+      per_core.begin(), per_core.end(), [](const auto& p) { return !p.empty(); }));
+  barrier_ = std::make_unique<CoreBarrier>(std::max(1u, participants));
+  memory_ = std::make_unique<Memory>("memory", ctx);
+  for (std::uint32_t c = 0; c < n; ++c) {
+    cores_.push_back(std::make_unique<Core>(("core" + std::to_string(c)).c_str(), ctx, c,
+                                            std::move(per_core[c]), *barrier_));
+    for (auto& dma : cores_.back()->dma()) dma->socket.bind(memory_->socket);
+  }
+}
+
+RunResult Chip::run() {
+  sc_core::sc_start();
+  RunResult r;
+  for (const auto& core : cores_) {
+    if (!core->sequencer().done()) throw SimError(deadlock_report());
+    r.end = std::max(r.end, core->sequencer().done_at());
+  }
+  r.cycles = ctx_.cycles_covering(r.end);
+  return r;
+}
+
+std::string Chip::deadlock_report() const {
+  std::string report = "deadlock at cycle " +
+                       std::to_string(ctx_.cycle_of(sc_core::sc_time_stamp())) +
+                       ": no unit can make progress;";
+  for (const auto& core : cores_) {
+    if (core->sequencer().done()) continue;
+    const std::uint32_t next = core->sequencer().next_instruction();
+    report += " core " + std::to_string(core->id()) + " stopped at instruction #" +
+              std::to_string(next);
+    if (next != kNoInstruction) {
+      const isa::Instruction& inst = ctx_.program.instructions[next];
+      report += " (" + inst.mnemonic();
+      if (inst.line > 0) report += ", line " + std::to_string(inst.line);
+      report += ")";
+    }
+    report += ";";
+  }
+  return report;
+}
+
+std::vector<StatsSource> Chip::stats_sources() const {
+  std::vector<StatsSource> out;
+  for (const auto& core : cores_) core->add_stats_sources(out);
+  out.push_back(StatsSource::of(memory_->name(), "memory", memory_->stats()));
+  return out;
+}
+
+}  // namespace tpusim::models

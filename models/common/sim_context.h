@@ -1,0 +1,37 @@
+#pragma once
+// What every module of one simulated chip shares: the validated spec, the program, the trace,
+// and the core clock. Owned by the Chip; modules hold a const reference (no globals).
+
+#include <cstdint>
+#include <systemc>
+
+#include "isa/program.h"
+#include "models/common/trace.h"
+#include "sim/base/spec/chip_spec.h"
+
+namespace tpusim::models {
+
+struct SimContext {
+  const ChipSpec& spec;
+  const isa::Program& program;
+  TraceRecorder& trace;
+  sc_core::sc_time core_period;  // one core clock cycle
+  bool functional = false;       // real bytes move (--functional)
+
+  sc_core::sc_time cycles(std::uint64_t n) const { return core_period * static_cast<double>(n); }
+  // Whole cycles elapsed at `t`, rounded to the nearest (times are built from whole cycles).
+  std::uint64_t cycle_of(const sc_core::sc_time& t) const {
+    return static_cast<std::uint64_t>(t / core_period + 0.5);
+  }
+  // Cycles needed to cover `t`, rounding a partial cycle up.
+  std::uint64_t cycles_covering(const sc_core::sc_time& t) const {
+    const double c = t / core_period;
+    const auto whole = static_cast<std::uint64_t>(c);
+    return c - static_cast<double>(whole) > 1e-6 ? whole + 1 : whole;
+  }
+  std::uint64_t ps(const sc_core::sc_time& t) const {
+    return static_cast<std::uint64_t>(t.to_seconds() * 1e12 + 0.5);
+  }
+};
+
+}  // namespace tpusim::models

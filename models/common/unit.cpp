@@ -1,0 +1,56 @@
+#include "models/common/unit.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace tpusim::models {
+
+Unit::Unit(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& semaphores,
+           std::uint32_t queue_depth)
+    : sc_core::sc_module(name),
+      ctx_(ctx),
+      semaphores_(semaphores),
+      queue_("queue", static_cast<int>(queue_depth)),
+      track_(ctx.trace.add_track(this->name())) {
+  SC_HAS_PROCESS(Unit);
+  SC_THREAD(run);
+}
+
+void Unit::push(std::uint32_t instruction) {
+  ++in_flight_;
+  queue_.write(instruction);
+}
+
+bool Unit::drained() const {
+  return in_flight_ == 0 && last_completion_ <= sc_core::sc_time_stamp();
+}
+
+void Unit::wait_drained() {
+  while (in_flight_ > 0) sc_core::wait(taken_);
+  if (last_completion_ > sc_core::sc_time_stamp())
+    sc_core::wait(last_completion_ - sc_core::sc_time_stamp());
+}
+
+void Unit::trace(std::uint32_t index, std::uint32_t op, const sc_core::sc_time& start,
+                 const sc_core::sc_time& end) {
+  ctx_.trace.record(track_, index, op, ctx_.ps(start), ctx_.ps(end));
+}
+
+void Unit::run() {
+  for (;;) {
+    const std::uint32_t index = queue_.read();
+    const isa::Instruction& inst = ctx_.program.instructions[index];
+    if (const auto* signal = std::get_if<isa::SemSignal>(&inst.body)) {
+      // Fires when all earlier work of this unit has completed; the unit itself moves on.
+      semaphores_.signal_at(signal->sem, std::max(last_completion_, sc_core::sc_time_stamp()));
+    } else if (const auto* w = std::get_if<isa::SemWait>(&inst.body)) {
+      semaphores_.wait(w->sem, w->count);
+    } else {
+      execute(inst, index);
+    }
+    --in_flight_;
+    taken_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+}  // namespace tpusim::models

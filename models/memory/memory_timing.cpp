@@ -1,0 +1,35 @@
+#include "models/memory/memory_timing.h"
+
+#include <algorithm>
+
+namespace tpusim::models {
+
+SimpleMemoryTiming::SimpleMemoryTiming(const MemorySpec& spec, Hertz core_clock)
+    : ideal_(spec.model == MemoryModel::kIdeal),
+      channel_bw_(spec.bandwidth.bytes_per_second(core_clock).value() / spec.channels),
+      latency_s_(spec.latency.seconds(core_clock).value()),
+      channel_free_s_(spec.channels, 0.0),
+      busy_s_(spec.channels, 0.0) {}
+
+MemoryAccess SimpleMemoryTiming::access(std::uint64_t addr, std::uint64_t bytes, double now_s) {
+  MemoryAccess result{now_s, 0};
+  if (ideal_ || bytes == 0) return result;
+  // Split at interleave boundaries; each piece queues on its own channel.
+  std::uint64_t at = addr;
+  const std::uint64_t end = addr + bytes;
+  while (at < end) {
+    const std::uint64_t block_end = (at / kChannelInterleaveBytes + 1) * kChannelInterleaveBytes;
+    const std::uint64_t piece = std::min(end, block_end) - at;
+    const std::uint32_t ch = channel_of(at);
+    const double start = std::max(now_s, channel_free_s_[ch]);
+    const double transfer = double(piece) / channel_bw_;
+    channel_free_s_[ch] = start + transfer;
+    busy_s_[ch] += transfer;
+    result.done_s = std::max(result.done_s, start + transfer + latency_s_);
+    ++result.channels;
+    at += piece;
+  }
+  return result;
+}
+
+}  // namespace tpusim::models

@@ -1,0 +1,59 @@
+#include "models/mxu/mxu.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace tpusim::models {
+
+Mxu::Mxu(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& semaphores,
+         CoreMemories memories)
+    : Unit(name, ctx, semaphores, ctx.spec.core.sequencer.queue_depth),
+      memories_(memories),
+      timing_(ctx.spec.core.mxu, ctx.spec.clock, ctx.spec.core.vmem.port_width.value()) {}
+
+void Mxu::wait_until_cycle(std::uint64_t cycle) {
+  const sc_core::sc_time at = ctx_.cycles(cycle);
+  if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
+}
+
+void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
+  const std::uint64_t now = ctx_.cycle_of(sc_core::sc_time_stamp());
+  MxuStats& s = stats_[inst.op];
+  if (const auto* lw = std::get_if<isa::MxuLoadWeights>(&inst.body)) {
+    const MxuLoadTiming t = timing_.load_weights(*lw, now);
+    wait_until_cycle(t.start);
+    const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
+    memories_.vmem->hold(sc_core::sc_time_stamp(), t.end - t.start, bytes, false, inst.op);
+    ++s.weight_loads;
+    s.weight_load_cycles += t.end - t.start;
+    s.weight_bytes += bytes;
+    trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(t.end));
+    complete_at(ctx_.cycles(t.end));
+    return;
+  }
+  const auto& mm = std::get<isa::MxuMatmul>(inst.body);
+  // Start no earlier than a vector-memory port can feed the array.
+  const std::uint64_t port_free =
+      ctx_.cycles_covering(memories_.vmem->earliest_free(sc_core::sc_time_stamp()));
+  const std::uint64_t ready_but_weights = std::max({now, port_free, timing_.input_free_at()});
+  const MxuMatmulTiming t = timing_.matmul(mm, std::max(now, port_free));
+  s.weight_stall_cycles += t.start - std::min(t.start, ready_but_weights);
+  wait_until_cycle(t.start);
+  const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
+  const std::uint64_t output_bytes = std::uint64_t{mm.m} * mm.n * 4 * (mm.accumulate ? 2 : 1);
+  memories_.vmem->hold(sc_core::sc_time_stamp(), t.stream_cycles, input_bytes, false, inst.op);
+  // The array writes (and for accumulate, reads) accumulators through its own path, sized for
+  // one row per cycle, so it holds no shared port; the traffic is counted for energy.
+  memories_.accmem->count(output_bytes, true, inst.op);
+  ++s.matmuls;
+  s.stream_cycles += t.stream_cycles;
+  s.macs[static_cast<std::size_t>(mm.dtype)] += t.macs;
+  s.input_bytes += input_bytes;
+  s.output_bytes += output_bytes;
+  trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(t.end));
+  complete_at(ctx_.cycles(t.end));
+  // No wait for the stream to end: MxuTiming keeps the array's input port busy until then, and
+  // the next instruction may be a weight load that overlaps this stream (double buffering).
+}
+
+}  // namespace tpusim::models

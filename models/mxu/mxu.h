@@ -1,0 +1,65 @@
+#pragma once
+// One systolic array, fast model: MxuTiming decides when each instruction starts and ends; this
+// module waits for it, holds the vector-memory port it streams through, and counts.
+
+#include <array>
+#include <cstdint>
+
+#include "models/common/unit.h"
+#include "models/dma/dma_engine.h"
+#include "models/mxu/mxu_timing.h"
+#include "models/sram/sram.h"
+
+namespace tpusim::models {
+
+inline constexpr std::size_t kNumDTypes = 6;
+
+struct MxuStats {
+  std::uint64_t weight_loads = 0;
+  std::uint64_t matmuls = 0;
+  std::uint64_t stream_cycles = 0;       // cycles the array's input port was busy
+  std::uint64_t weight_load_cycles = 0;  // cycles the weight path was shifting
+  std::uint64_t weight_stall_cycles = 0;  // matmul start delayed by weights not yet in place
+  std::array<std::uint64_t, kNumDTypes> macs{};  // by operand dtype, for energy
+  std::uint64_t weight_bytes = 0;
+  std::uint64_t input_bytes = 0;
+  std::uint64_t output_bytes = 0;
+
+  std::uint64_t total_macs() const {
+    std::uint64_t t = 0;
+    for (std::uint64_t m : macs) t += m;
+    return t;
+  }
+  template <class V>
+  void visit(V& v) {
+    v("weight_loads", weight_loads, "", "weight tiles loaded");
+    v("matmuls", matmuls, "", "matmul instructions");
+    v("stream_cycles", stream_cycles, "cycles", "cycles the array accepted input rows");
+    v("weight_load_cycles", weight_load_cycles, "cycles", "cycles spent shifting weight tiles in");
+    v("weight_stall_cycles", weight_stall_cycles, "cycles",
+      "cycles matmuls waited for their weights beyond the array being free");
+    for (DType t : kAllDTypes)
+      v("macs_" + std::string(dtype_name(t)), macs[static_cast<std::size_t>(t)], "MAC",
+        "multiply-accumulates with operands of this type");
+    v("weight_bytes", weight_bytes, "B", "weight bytes read from vector memory");
+    v("input_bytes", input_bytes, "B", "input bytes read from vector memory");
+    v("output_bytes", output_bytes, "B", "accumulator bytes written (and read when accumulating)");
+  }
+};
+
+class Mxu : public Unit {
+ public:
+  Mxu(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& semaphores,
+      CoreMemories memories);
+  const PerOpStats<MxuStats>& stats() const { return stats_; }
+
+ private:
+  void execute(const isa::Instruction& inst, std::uint32_t index) override;
+  void wait_until_cycle(std::uint64_t cycle);
+
+  const CoreMemories memories_;
+  MxuTiming timing_;
+  PerOpStats<MxuStats> stats_;
+};
+
+}  // namespace tpusim::models

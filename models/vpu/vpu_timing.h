@@ -1,0 +1,25 @@
+#pragma once
+// Cost of one vector instruction on a lanes x sublanes SIMD unit (no SystemC).
+// Elements are processed lanes*sublanes at a time at the op's throughput (results per ALU slot
+// per cycle); the first result needs the op's pipeline latency. Row reductions add the depth
+// of their combining tree, ceil(log2(cols)).
+//   cycles = latency + ceil(rows*cols / (lanes*sublanes*throughput)) - 1 + tree_depth
+
+#include <cstdint>
+
+#include "isa/program.h"
+#include "sim/base/spec/core_spec.h"
+
+namespace tpusim::models {
+
+struct VpuCost {
+  std::uint64_t cycles = 0;
+  std::uint64_t elements = 0;
+  std::uint64_t read_bytes_a = 0;
+  std::uint64_t read_bytes_b = 0;
+  std::uint64_t write_bytes = 0;
+};
+
+VpuCost vpu_cost(const VpuSpec& spec, Hertz clock, const isa::VectorInstr& v);
+
+}  // namespace tpusim::models

@@ -1,0 +1,211 @@
+// Derived figures and energy: the only place that turns counters into utilization, traffic and
+// picojoules (STYLE rule 12). Energy = counted events x configs/energy table + static power x time.
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/report/report.h"
+
+namespace tpusim::sim {
+
+std::uint64_t UnitStats::get(const std::string& field) const {
+  for (const StatField& f : total)
+    if (f.name == field) return f.value;
+  return 0;
+}
+
+std::uint64_t UnitStats::get(std::uint32_t op, const std::string& field) const {
+  if (op >= per_op.size()) return 0;
+  for (const StatField& f : per_op[op])
+    if (f.name == field) return f.value;
+  return 0;
+}
+
+namespace {
+
+class Collector : public models::StatsVisitor {
+ public:
+  explicit Collector(std::vector<StatField>& out) : out_(out) {}
+  void field(std::string_view name, std::uint64_t value, std::string_view unit,
+             std::string_view description) override {
+    out_.push_back({std::string(name), value, std::string(unit), std::string(description)});
+  }
+
+ private:
+  std::vector<StatField>& out_;
+};
+
+}  // namespace
+
+std::vector<UnitStats> collect_stats(const std::vector<models::StatsSource>& sources,
+                                     std::size_t ops) {
+  std::vector<UnitStats> units;
+  for (const models::StatsSource& source : sources) {
+    UnitStats u;
+    u.path = source.path;
+    u.kind = source.kind;
+    Collector total(u.total);
+    source.visit_total(total);
+    u.per_op.resize(ops);
+    for (std::uint32_t op = 0; op < ops; ++op) {
+      Collector per_op(u.per_op[op]);
+      source.visit_op(op, per_op);
+    }
+    units.push_back(std::move(u));
+  }
+  return units;
+}
+
+double sram_pj_per_byte(const EnergyTable& table, std::uint64_t macro_bytes, bool write) {
+  const auto& points = table.sram;
+  const auto value = [write](const SramEnergyPoint& p) {
+    return (write ? p.write_per_byte : p.read_per_byte).value();
+  };
+  if (points.empty()) return 0;
+  if (macro_bytes <= points.front().macro.value()) return value(points.front());
+  if (macro_bytes >= points.back().macro.value()) return value(points.back());
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    const double hi = double(points[i].macro.value());
+    if (double(macro_bytes) > hi) continue;
+    const double lo = double(points[i - 1].macro.value());
+    const double f = std::log(double(macro_bytes) / lo) / std::log(hi / lo);
+    return value(points[i - 1]) + f * (value(points[i]) - value(points[i - 1]));
+  }
+  return value(points.back());
+}
+
+namespace {
+
+const SramSpec& sram_spec(const ChipSpec& chip, const std::string& kind) {
+  if (kind == "vmem") return chip.core.vmem;
+  if (kind == "accmem") return chip.core.accmem;
+  return chip.core.cmem;
+}
+
+// Dynamic energy of one operator (or, with op = kAll, of the whole run).
+constexpr std::uint32_t kAll = ~0u;
+
+EnergyBreakdown dynamic_energy(const ChipSpec& chip, const std::vector<UnitStats>& units,
+                               std::uint32_t op) {
+  const EnergyTable& table = chip.energy.table;
+  const auto get = [op](const UnitStats& u, const std::string& f) {
+    return op == kAll ? u.get(f) : u.get(op, f);
+  };
+  EnergyBreakdown e;
+  for (const UnitStats& u : units) {
+    if (u.kind == "mxu") {
+      for (DType t : kAllDTypes) {
+        const auto macs = get(u, "macs_" + std::string(dtype_name(t)));
+        const auto it = table.mac.find(t);
+        if (macs > 0 && it != table.mac.end()) e.mxu += double(macs) * it->second.value();
+      }
+      // Operands hop PE to PE: each input byte crosses the array's columns, each weight byte
+      // shifts down its rows once per load.
+      e.mxu += table.register_per_byte.value() *
+               (double(get(u, "input_bytes")) * chip.core.mxu.cols +
+                double(get(u, "weight_bytes")) * chip.core.mxu.rows);
+    } else if (u.kind == "vpu") {
+      for (std::size_t i = 0; i < kNumVectorOps; ++i)
+        e.vpu += double(get(u, "elements_" + std::string(vector_op_name(static_cast<VectorOp>(i))))) *
+                 table.vector_op[i].value();
+    } else if (u.kind == "vmem" || u.kind == "accmem" || u.kind == "cmem") {
+      const std::uint64_t macro = sram_spec(chip, u.kind).bank_capacity().value();
+      e.sram += double(get(u, "read_bytes")) * sram_pj_per_byte(table, macro, false) +
+                double(get(u, "write_bytes")) * sram_pj_per_byte(table, macro, true);
+    } else if (u.kind == "memory") {
+      const double bits = 8.0 * double(get(u, "read_bytes") + get(u, "write_bytes"));
+      const auto it = table.dram_per_bit.find(chip.memory.hbm.standard);
+      if (it != table.dram_per_bit.end()) e.hbm += bits * it->second.value();
+      // Every off-chip byte crosses the interconnect once (crossbar: one hop).
+      e.noc += bits * table.noc_per_bit_hop.value();
+    }
+  }
+  return e;
+}
+
+// PE-cycles the MACs of `u` (for `op`) occupied: a MAC at rate r costs 1/r PE-cycles.
+double pe_cycles(const ChipSpec& chip, const UnitStats& u, std::uint32_t op) {
+  double total = 0;
+  for (const auto& [dtype, rate] : chip.core.mxu.precisions) {
+    const std::string field = "macs_" + std::string(dtype_name(dtype));
+    total += double(op == kAll ? u.get(field) : u.get(op, field)) / rate;
+  }
+  return total;
+}
+
+}  // namespace
+
+Report derive_report(const ChipSpec& chip, const isa::Program& program,
+                     std::vector<UnitStats> units, const std::vector<models::OpSpan>& spans,
+                     std::uint64_t cycles, std::uint64_t end_ps) {
+  Report r;
+  r.chip = chip.name;
+  r.workload = program.file_name;
+  r.cycles = cycles;
+  r.clock_hz = chip.clock.value();
+  r.seconds = double(end_ps) * 1e-12;
+  const double array_pes = double(chip.core.mxu.rows) * chip.core.mxu.cols;
+  const double all_pes = array_pes * chip.core.mxu.count * chip.cores;
+
+  double used_pe_cycles = 0, vpu_busy = 0;
+  for (const UnitStats& u : units) {
+    if (u.kind == "mxu") {
+      for (DType t : kAllDTypes) r.macs += u.get("macs_" + std::string(dtype_name(t)));
+      used_pe_cycles += pe_cycles(chip, u, kAll);
+    } else if (u.kind == "vpu") {
+      vpu_busy += double(u.get("busy_cycles"));
+    } else if (u.kind == "memory") {
+      r.hbm_read_bytes += u.get("read_bytes");
+      r.hbm_write_bytes += u.get("write_bytes");
+    } else if (u.kind == "vmem") {
+      r.vmem_read_bytes += u.get("read_bytes");
+      r.vmem_write_bytes += u.get("write_bytes");
+    }
+  }
+  r.noc_bytes = r.hbm_read_bytes + r.hbm_write_bytes;
+  r.peak_macs_per_cycle = used_pe_cycles > 0 ? all_pes * double(r.macs) / used_pe_cycles : all_pes;
+  if (cycles > 0) {
+    r.mxu_utilization = used_pe_cycles / (all_pes * double(cycles));
+    r.vpu_utilization = vpu_busy / (double(chip.cores) * double(cycles));
+  }
+  const double peak_bw = chip.memory.model == MemoryModel::kHbm
+                             ? chip.memory.hbm.peak_bandwidth().value()
+                             : chip.memory.bandwidth.bytes_per_second(chip.clock).value();
+  if (r.seconds > 0 && chip.memory.model != MemoryModel::kIdeal)
+    r.memory_bandwidth_utilization = double(r.noc_bytes) / (peak_bw * r.seconds);
+
+  r.energy = dynamic_energy(chip, units, kAll);
+  r.energy.static_energy = chip.energy.static_power.value() * r.seconds * 1e12;
+
+  const double period_ps = 1e12 / chip.clock.value();
+  for (std::uint32_t id = 0; id < program.ops.size(); ++id) {
+    OpReport o;
+    o.id = id;
+    o.name = program.ops[id].name;
+    o.kind = program.ops[id].kind;
+    if (id < spans.size() && spans[id].seen()) {
+      o.start_cycle = static_cast<std::uint64_t>(std::floor(double(spans[id].start_ps) / period_ps + 1e-6));
+      o.end_cycle = static_cast<std::uint64_t>(std::ceil(double(spans[id].end_ps) / period_ps - 1e-6));
+    }
+    o.cycles = o.end_cycle - o.start_cycle;
+    double op_pe_cycles = 0;
+    for (const UnitStats& u : units) {
+      if (u.kind == "mxu") {
+        o.mxu_cycles += u.get(id, "stream_cycles");
+        for (DType t : kAllDTypes) o.macs += u.get(id, "macs_" + std::string(dtype_name(t)));
+        op_pe_cycles += pe_cycles(chip, u, id);
+      } else if (u.kind == "memory") {
+        o.hbm_read_bytes += u.get(id, "read_bytes");
+        o.hbm_write_bytes += u.get(id, "write_bytes");
+      }
+    }
+    o.energy = dynamic_energy(chip, units, id);
+    o.energy_pj = o.energy.dynamic();
+    if (o.cycles > 0) o.mxu_utilization = op_pe_cycles / (all_pes * double(o.cycles));
+    r.ops.push_back(std::move(o));
+  }
+  r.units = std::move(units);
+  return r;
+}
+
+}  // namespace tpusim::sim

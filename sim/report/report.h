@@ -1,0 +1,93 @@
+#pragma once
+// Everything a run reports, as plain data: raw counters per unit (copied out of the models
+// through their stats visitors), and the figures derived from them in one place (derive.cpp):
+// utilization, traffic per memory level, energy, per-operator rows. Writers (terminal, JSON,
+// CSV, trace) only format this struct. docs/report.md documents every figure.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "isa/program.h"
+#include "models/common/stats.h"
+#include "models/common/trace.h"
+#include "sim/base/spec/chip_spec.h"
+#include "sim/config/config_tree.h"
+
+namespace tpusim::sim {
+
+struct StatField {
+  std::string name;
+  std::uint64_t value = 0;
+  std::string unit;
+  std::string description;
+};
+
+struct UnitStats {
+  std::string path;  // "chip.core0.mxu1"
+  std::string kind;  // "mxu", "vpu", "dma", "sequencer", "vmem", "accmem", "cmem", "memory"
+  std::vector<StatField> total;
+  std::vector<std::vector<StatField>> per_op;  // [op][field], same fields as total
+
+  std::uint64_t get(const std::string& field) const;
+  std::uint64_t get(std::uint32_t op, const std::string& field) const;
+};
+
+struct EnergyBreakdown {
+  double mxu = 0, vpu = 0, sram = 0, hbm = 0, noc = 0, static_energy = 0;
+  double dynamic() const { return mxu + vpu + sram + hbm + noc; }
+  double total() const { return dynamic() + static_energy; }
+};
+
+struct OpReport {
+  std::uint32_t id = 0;
+  std::string name;
+  std::string kind;
+  std::uint64_t start_cycle = 0;
+  std::uint64_t end_cycle = 0;
+  std::uint64_t cycles = 0;
+  std::uint64_t mxu_cycles = 0;
+  std::uint64_t macs = 0;
+  std::uint64_t hbm_read_bytes = 0;
+  std::uint64_t hbm_write_bytes = 0;
+  double energy_pj = 0;  // dynamic energy; static energy is reported for the run only
+  double mxu_utilization = 0;
+  EnergyBreakdown energy;
+};
+
+struct Report {
+  std::string chip;
+  std::string workload;
+  std::uint64_t cycles = 0;
+  double seconds = 0;
+  double clock_hz = 0;
+  std::uint64_t macs = 0;
+  double peak_macs_per_cycle = 0;  // for the dtype mix the run used
+  double mxu_utilization = 0;
+  double vpu_utilization = 0;
+  double memory_bandwidth_utilization = 0;
+  std::uint64_t hbm_read_bytes = 0, hbm_write_bytes = 0;
+  std::uint64_t vmem_read_bytes = 0, vmem_write_bytes = 0;
+  std::uint64_t noc_bytes = 0;
+  EnergyBreakdown energy;
+  std::vector<OpReport> ops;
+  std::vector<UnitStats> units;
+  double wall_seconds = 0;
+  std::uint64_t peak_rss_bytes = 0;
+  config::ConfigNode config;  // the resolved chip config
+};
+
+// Copies every counter out of the live models.
+std::vector<UnitStats> collect_stats(const std::vector<models::StatsSource>& sources,
+                                     std::size_t ops);
+
+// Derives every figure of the report from the raw counters.
+Report derive_report(const ChipSpec& chip, const isa::Program& program,
+                     std::vector<UnitStats> units, const std::vector<models::OpSpan>& spans,
+                     std::uint64_t cycles, std::uint64_t end_ps);
+
+// SRAM access energy per byte for a macro of `macro_bytes`, interpolated in log(size) between
+// the table's points and held constant beyond its ends.
+double sram_pj_per_byte(const EnergyTable& table, std::uint64_t macro_bytes, bool write);
+
+}  // namespace tpusim::sim

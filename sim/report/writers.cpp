@@ -1,0 +1,259 @@
+#include "sim/report/writers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/base/errors.h"
+
+namespace tpusim::sim {
+namespace {
+
+using nlohmann::json;
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// 1234567 -> "1.23 M", 0.0000123 -> "12.30 u"
+std::string scaled(double v, const char* unit) {
+  const char* prefixes[] = {"p", "n", "u", "m", "", "k", "M", "G", "T", "P"};
+  int i = 4;
+  while (std::abs(v) >= 1000 && i < 9) {
+    v /= 1000;
+    ++i;
+  }
+  while (v != 0 && std::abs(v) < 1 && i > 0) {
+    v *= 1000;
+    --i;
+  }
+  return fixed(v, i == 4 && v == std::floor(v) ? 0 : 2) + " " + prefixes[i] + unit;
+}
+
+std::string bytes_text(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int i = 0;
+  while (b >= 1024 && i < 4) {
+    b /= 1024;
+    ++i;
+  }
+  return fixed(b, i == 0 ? 0 : 2) + " " + units[i];
+}
+
+std::string percent(double f) { return fixed(100 * f, 1) + "%"; }
+
+json config_json(const config::ConfigNode& node) {
+  switch (node.kind()) {
+    case config::ConfigNode::Kind::kNull: return nullptr;
+    case config::ConfigNode::Kind::kScalar: return node.text();
+    case config::ConfigNode::Kind::kSeq: {
+      json a = json::array();
+      for (const auto& item : node.items()) a.push_back(config_json(item));
+      return a;
+    }
+    case config::ConfigNode::Kind::kMap: {
+      json o = json::object();
+      for (const auto& [key, value] : node.entries()) o[key] = config_json(value);
+      return o;
+    }
+  }
+  return nullptr;
+}
+
+json energy_json(const EnergyBreakdown& e, bool with_static) {
+  json j = {{"total", with_static ? e.total() : e.dynamic()},
+            {"mxu", e.mxu},
+            {"vpu", e.vpu},
+            {"sram", e.sram},
+            {"hbm", e.hbm},
+            {"noc", e.noc}};
+  if (with_static) j["static"] = e.static_energy;
+  return j;
+}
+
+// Writes `text` to `path` through a temporary file, so readers never see half of it.
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temp = path.string() + ".partial";
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+      std::error_code ec;
+      std::filesystem::remove(temp, ec);
+      throw InputError(path.string() + ": cannot write file");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) throw InputError(path.string() + ": cannot write file (" + ec.message() + ")");
+}
+
+}  // namespace
+
+std::string terminal_summary(const Report& r) {
+  std::ostringstream out;
+  out << "tpusim: " << r.workload << " on " << r.chip << "\n";
+  out << "  cycles       " << r.cycles << "  (" << scaled(r.seconds, "s") << " at "
+      << scaled(r.clock_hz, "Hz") << ")\n";
+  out << "  MACs         " << scaled(double(r.macs), "MAC") << "\n";
+  out << "  utilization  MXU " << percent(r.mxu_utilization) << "   VPU "
+      << percent(r.vpu_utilization) << "   memory bandwidth "
+      << percent(r.memory_bandwidth_utilization) << "\n";
+  out << "  traffic      HBM read " << bytes_text(double(r.hbm_read_bytes)) << ", write "
+      << bytes_text(double(r.hbm_write_bytes)) << "; vmem read "
+      << bytes_text(double(r.vmem_read_bytes)) << ", write "
+      << bytes_text(double(r.vmem_write_bytes)) << "\n";
+  const double total = r.energy.total();
+  const auto share = [total](double part) { return total > 0 ? percent(part / total) : "0.0%"; };
+  out << "  energy       " << scaled(total * 1e-12, "J") << ": MXU " << share(r.energy.mxu)
+      << ", VPU " << share(r.energy.vpu) << ", SRAM " << share(r.energy.sram) << ", HBM "
+      << share(r.energy.hbm) << ", NoC " << share(r.energy.noc) << ", static "
+      << share(r.energy.static_energy) << "\n";
+  if (r.macs > 0 && r.seconds > 0) {
+    out << "               " << fixed(total / double(r.macs), 3) << " pJ/MAC, "
+        << fixed(2.0 * double(r.macs) / r.seconds / (total * 1e-12 / r.seconds) / 1e12, 2)
+        << " TOPS/W\n";
+  }
+  std::vector<const OpReport*> ops;
+  for (const OpReport& o : r.ops) ops.push_back(&o);
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const OpReport* a, const OpReport* b) { return a->cycles > b->cycles; });
+  if (!ops.empty()) {
+    out << "  top operators by cycles:\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "    %-4s %-28s %-10s %12s %8s %10s %12s\n", "id", "name",
+                  "kind", "cycles", "MXU", "MACs", "HBM bytes");
+    out << line;
+    for (std::size_t i = 0; i < std::min<std::size_t>(ops.size(), 10); ++i) {
+      const OpReport& o = *ops[i];
+      std::snprintf(line, sizeof line, "    %-4u %-28.28s %-10.10s %12llu %8s %10s %12s\n", o.id,
+                    o.name.c_str(), o.kind.c_str(), static_cast<unsigned long long>(o.cycles),
+                    percent(o.mxu_utilization).c_str(), scaled(double(o.macs), "").c_str(),
+                    bytes_text(double(o.hbm_read_bytes + o.hbm_write_bytes)).c_str());
+      out << line;
+    }
+  }
+  return out.str();
+}
+
+std::string report_json(const Report& r) {
+  json ops = json::array();
+  for (const OpReport& o : r.ops) {
+    ops.push_back({{"id", o.id},
+                   {"name", o.name},
+                   {"kind", o.kind},
+                   {"start_cycle", o.start_cycle},
+                   {"end_cycle", o.end_cycle},
+                   {"cycles", o.cycles},
+                   {"mxu_cycles", o.mxu_cycles},
+                   {"macs", o.macs},
+                   {"hbm_read_bytes", o.hbm_read_bytes},
+                   {"hbm_write_bytes", o.hbm_write_bytes},
+                   {"energy_pj", o.energy_pj},
+                   {"energy_breakdown_pj", energy_json(o.energy, false)},
+                   {"mxu_utilization", o.mxu_utilization}});
+  }
+  json units = json::array();
+  for (const UnitStats& u : r.units) {
+    json fields = json::object();
+    for (const StatField& f : u.total) fields[f.name] = f.value;
+    units.push_back({{"path", u.path}, {"kind", u.kind}, {"stats", fields}});
+  }
+  json j = {{"schema", "tpusim.report/1"},
+            {"chip", r.chip},
+            {"workload", r.workload},
+            {"cycles", r.cycles},
+            {"seconds", r.seconds},
+            {"clock_hz", r.clock_hz},
+            {"macs", r.macs},
+            {"utilization",
+             {{"mxu", r.mxu_utilization},
+              {"vpu", r.vpu_utilization},
+              {"memory_bandwidth", r.memory_bandwidth_utilization}}},
+            {"traffic_bytes",
+             {{"hbm_read", r.hbm_read_bytes},
+              {"hbm_write", r.hbm_write_bytes},
+              {"vmem_read", r.vmem_read_bytes},
+              {"vmem_write", r.vmem_write_bytes},
+              {"noc", r.noc_bytes}}},
+            {"energy_pj", energy_json(r.energy, true)},
+            {"ops", ops},
+            {"units", units},
+            {"sim", {{"wall_seconds", r.wall_seconds}, {"peak_rss_bytes", r.peak_rss_bytes}}},
+            {"config", config_json(r.config)}};
+  return j.dump(2) + "\n";
+}
+
+std::string ops_csv(const Report& r) {
+  std::ostringstream out;
+  out << "id,name,kind,start_cycle,end_cycle,cycles,mxu_cycles,macs,hbm_read_bytes,"
+         "hbm_write_bytes,energy_pj,mxu_utilization\n";
+  for (const OpReport& o : r.ops) {
+    // Names may hold commas; quote them as RFC 4180 does (names never contain quotes).
+    out << o.id << ",\"" << o.name << "\"," << o.kind << "," << o.start_cycle << ","
+        << o.end_cycle << "," << o.cycles << "," << o.mxu_cycles << "," << o.macs << ","
+        << o.hbm_read_bytes << "," << o.hbm_write_bytes << "," << fixed(o.energy_pj, 3) << ","
+        << fixed(o.mxu_utilization, 6) << "\n";
+  }
+  return out.str();
+}
+
+std::string trace_json(const models::TraceRecorder& trace, const isa::Program& program) {
+  // One process per core (and one for the chip-level memory), one thread per unit track.
+  json events = json::array();
+  std::vector<int> pid_of(trace.tracks().size());
+  for (std::size_t t = 0; t < trace.tracks().size(); ++t) {
+    const std::string& path = trace.tracks()[t];
+    const std::size_t at = path.find(".core");
+    int pid = 1000;
+    std::string process = "chip";
+    if (at != std::string::npos) {
+      pid = std::atoi(path.c_str() + at + 5);
+      process = path.substr(at + 1, path.find('.', at + 1) - at - 1);
+    }
+    pid_of[t] = pid;
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+                      {"args", {{"name", process}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", t},
+                      {"args", {{"name", path}}}});
+  }
+  for (const models::TraceEvent& e : trace.events()) {
+    std::string name = "memory";
+    if (e.instruction != models::kNoInstruction)
+      name = program.instructions[e.instruction].mnemonic();
+    json args = {{"op", e.op < program.ops.size() ? program.ops[e.op].name : std::to_string(e.op)}};
+    if (e.instruction != models::kNoInstruction) args["instruction"] = e.instruction;
+    events.push_back({{"ph", "X"},
+                      {"name", name},
+                      {"pid", pid_of[e.track]},
+                      {"tid", e.track},
+                      {"ts", double(e.start_ps) * 1e-6},
+                      {"dur", double(e.end_ps - e.start_ps) * 1e-6},
+                      {"args", args}});
+  }
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() + "\n";
+}
+
+void write_outputs(const std::string& dir, const Report& report,
+                   const models::TraceRecorder& trace, const isa::Program& program) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir + ": cannot create output directory (" + ec.message() + ")");
+  const std::filesystem::path d(dir);
+  // Render everything first: a failure here leaves no file at all.
+  const std::string json_text = report_json(report);
+  const std::string csv_text = ops_csv(report);
+  const std::string trace_text = trace_json(trace, program);
+  write_file(d / "ops.csv", csv_text);
+  write_file(d / "trace.json", trace_text);
+  write_file(d / "report.json", json_text);  // last: its presence marks a complete run
+}
+
+}  // namespace tpusim::sim

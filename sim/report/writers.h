@@ -1,0 +1,21 @@
+#pragma once
+// Formats a Report: the terminal summary, report.json (schema tpusim.report/1), ops.csv and
+// trace.json (Chrome trace event format). docs/report.md documents every field.
+
+#include <string>
+
+#include "sim/report/report.h"
+
+namespace tpusim::sim {
+
+std::string terminal_summary(const Report& report);
+std::string report_json(const Report& report);
+std::string ops_csv(const Report& report);
+std::string trace_json(const models::TraceRecorder& trace, const isa::Program& program);
+
+// Writes report.json, ops.csv and trace.json into `dir`, each through a temporary file;
+// report.json is written last, so its presence means the set is complete.
+void write_outputs(const std::string& dir, const Report& report,
+                   const models::TraceRecorder& trace, const isa::Program& program);
+
+}  // namespace tpusim::sim
