@@ -206,8 +206,18 @@ std::string ops_csv(const Report& r) {
 }
 
 std::string trace_json(const models::TraceRecorder& trace, const isa::Program& program) {
+  // Streamed rather than built as a JSON document: a trace has one event per instruction, and a
+  // DOM of them costs an order of magnitude more memory than the simulation itself.
   // One process per core (and one for the chip-level memory), one thread per unit track.
-  json events = json::array();
+  std::string out;
+  out.reserve(64 + trace.events().size() * 140);
+  const auto quoted = [](const std::string& s) { return json(s).dump(); };
+  out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  bool first = true;
+  const auto begin_event = [&] {
+    if (!first) out += ",\n";
+    first = false;
+  };
   std::vector<int> pid_of(trace.tracks().size());
   for (std::size_t t = 0; t < trace.tracks().size(); ++t) {
     const std::string& path = trace.tracks()[t];
@@ -219,26 +229,33 @@ std::string trace_json(const models::TraceRecorder& trace, const isa::Program& p
       process = path.substr(at + 1, path.find('.', at + 1) - at - 1);
     }
     pid_of[t] = pid;
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
-                      {"args", {{"name", process}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", t},
-                      {"args", {{"name", path}}}});
+    begin_event();
+    out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) +
+           ",\"tid\":0,\"args\":{\"name\":" + quoted(process) + "}}";
+    begin_event();
+    out += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
+           ",\"tid\":" + std::to_string(t) + ",\"args\":{\"name\":" + quoted(path) + "}}";
   }
+  std::vector<std::string> op_names;
+  for (const isa::OpInfo& op : program.ops) op_names.push_back(quoted(op.name));
+  char number[64];
   for (const models::TraceEvent& e : trace.events()) {
-    std::string name = "memory";
-    if (e.instruction != models::kNoInstruction)
-      name = program.instructions[e.instruction].mnemonic();
-    json args = {{"op", e.op < program.ops.size() ? program.ops[e.op].name : std::to_string(e.op)}};
-    if (e.instruction != models::kNoInstruction) args["instruction"] = e.instruction;
-    events.push_back({{"ph", "X"},
-                      {"name", name},
-                      {"pid", pid_of[e.track]},
-                      {"tid", e.track},
-                      {"ts", double(e.start_ps) * 1e-6},
-                      {"dur", double(e.end_ps - e.start_ps) * 1e-6},
-                      {"args", args}});
+    begin_event();
+    const bool has_instruction = e.instruction != models::kNoInstruction;
+    out += "{\"ph\":\"X\",\"name\":";
+    out += has_instruction ? quoted(program.instructions[e.instruction].mnemonic()) : "\"memory\"";
+    out += ",\"pid\":" + std::to_string(pid_of[e.track]) + ",\"tid\":" + std::to_string(e.track);
+    // Microseconds with picosecond precision.
+    std::snprintf(number, sizeof number, ",\"ts\":%.6f,\"dur\":%.6f", double(e.start_ps) * 1e-6,
+                  double(e.end_ps - e.start_ps) * 1e-6);
+    out += number;
+    out += ",\"args\":{\"op\":";
+    out += e.op < op_names.size() ? op_names[e.op] : std::to_string(e.op);
+    if (has_instruction) out += ",\"instruction\":" + std::to_string(e.instruction);
+    out += "}}";
   }
-  return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() + "\n";
+  out += "\n]}\n";
+  return out;
 }
 
 void write_outputs(const std::string& dir, const Report& report,
