@@ -22,6 +22,7 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   if (const auto* lw = std::get_if<isa::MxuLoadWeights>(&inst.body)) {
     const MxuLoadTiming t = timing_.load_weights(*lw, now);
     wait_until_cycle(t.start);
+    if (ctx_.functional) datapath_.load_weights(*lw, memories_.vmem->data());
     const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
     memories_.vmem->hold(sc_core::sc_time_stamp(), t.end - t.start, bytes, false, inst.op);
     ++s.weight_loads;
@@ -39,6 +40,9 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   const MxuMatmulTiming t = timing_.matmul(mm, std::max(now, port_free));
   s.weight_stall_cycles += t.start - std::min(t.start, ready_but_weights);
   wait_until_cycle(t.start);
+  // Values are computed when the first row enters; whoever reads the results waits for this
+  // instruction's completion through a semaphore.
+  if (ctx_.functional) datapath_.matmul(mm, memories_.vmem->data(), memories_.accmem->data());
   const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
   const std::uint64_t output_bytes = std::uint64_t{mm.m} * mm.n * 4 * (mm.accumulate ? 2 : 1);
   memories_.vmem->hold(sc_core::sc_time_stamp(), t.stream_cycles, input_bytes, false, inst.op);

@@ -7,6 +7,7 @@
 
 #include "models/common/unit.h"
 #include "models/dma/dma_engine.h"
+#include "models/mxu/mxu_datapath.h"
 #include "models/mxu/mxu_timing.h"
 #include "models/sram/sram.h"
 
@@ -59,6 +60,7 @@ class Mxu : public Unit {
 
   const CoreMemories memories_;
   MxuTiming timing_;
+  MxuDatapath datapath_;  // functional mode only
   PerOpStats<MxuStats> stats_;
 };
 

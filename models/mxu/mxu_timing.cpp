@@ -111,7 +111,10 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
         t.stream_cycles += stream_end - fold_start;
         if (spec_.weight_double_buffer) {
           // The next tile shifts into the shadow plane once this one is active.
-          tile_ready = stream_begin + tile_in;
+          if (f + 1 < folds) {
+            const std::uint32_t next_mf = std::min(C, mm.m - (f + 1) * C);
+            tile_ready = stream_begin + shift_cycles(spec_.rows, next_mf, mm.dtype);
+          }
           fold_start = stream_end;
         } else {
           fold_start = stream_end + R + mf - 2;  // the single plane is free once drained

@@ -5,21 +5,27 @@
 // short, for an R x C array streaming S cycles of input (S = M rows at one row per cycle, slower
 // when the operand rate or the vector-memory port limits it):
 //
-//   Times are end-of-cycle: work done during cycle index t is complete at time t + 1.
+//   Times are end-of-cycle: work done during cycle index t is complete at time t + 1. Every
+//   shift from vector memory (weight tiles, input tiles) moves one row per cycle unless the
+//   port is narrower than a row.
 //   ws  PE(r,c) holds W[r][c]. Input row i meets PE(r,c) at cycle i + r + c, so the last row's
-//       partial sum for column N-1 is complete at S + R + N - 2. Weight load: R cycles (the tile
+//       partial sum for column N-1 is complete at S + R + N - 2. Weight load: R rows (the tile
 //       shifts through every row). Matmul: array input port busy S cycles.
-//   is  PE(r,c) holds A^T (K on rows, M on columns, M <= C per fold); weight columns stream in
-//       as ws streams input rows. Input-tile load: R cycles; stream N cycles; last out at
-//       N + R + M - 2. Folds over M in steps of C.
+//   is  PE(r,c) holds A^T (K on rows, up to C inputs on columns per fold); the N staged weight
+//       columns stream in as ws streams input rows, ceil(N / rate) cycles. Input-tile load: R
+//       rows; a fold of mf inputs is complete at stream end + R + mf - 2. Folds over M in
+//       steps of C.
 //   os  PE(r,c) accumulates C[r][c]; A rows enter from the left, W columns from the top, skewed.
-//       PE(r,c) finishes at K + r + c - 1; a fold of rf <= R rows and N columns computes for
-//       K + rf + N - 2 cycles, then shifts its rf result rows out (rf cycles). Folds over M in
-//       steps of R; with double buffering the shift-out overlaps the next fold.
+//       PE(r,c) does its last MAC in cycle K + r + c - 1 (complete at K + r + c); a fold of
+//       rf <= R rows and N columns computes for K + rf + N - 2 cycles, then shifts its rf
+//       result rows out (rf cycles, one shared shift path). Folds over M in steps of R.
 //
-// Double buffering (ws, is): a tile loads into a shadow buffer while the array computes on the
-// active one; a matmul switches buffers as its first row enters, so the load costs nothing
-// when it finished in time. Without it, a load waits for the array to drain completely.
+// Double buffering: in ws and is a tile loads into a shadow buffer while the array computes on
+// the active one, and a matmul switches buffers as its first row enters, so the load costs
+// nothing when it finished in time; in os the result registers are doubled, so a fold computes
+// while the previous one shifts out, and weights stage into a shadow buffer. Without it, a ws
+// weight load waits for the array to drain completely (results written); is/os staging waits
+// for the previous matmul's input to end.
 
 #include <cstdint>
 
@@ -67,7 +73,7 @@ class MxuTiming {
   std::uint64_t port_bytes_;
   std::uint64_t input_free_at_ = 0;    // the array can take new input rows
   std::uint64_t drained_at_ = 0;       // all results written
-  std::uint64_t load_path_free_at_ = 0;  // the weight (ws) / input-tile (is) shift path
+  std::uint64_t load_path_free_at_ = 0;  // the weight shift (ws) / weight staging (is, os) path
   std::uint64_t shadow_ready_at_ = 0;  // the staged tile is in place
   bool shadow_pending_ = false;        // a staged tile awaits the next matmul
   std::uint64_t shadow_free_at_ = 0;   // the shadow buffer may be overwritten

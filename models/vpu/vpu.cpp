@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "models/vpu/vpu_datapath.h"
 #include "models/vpu/vpu_timing.h"
 
 namespace tpusim::models {
@@ -15,6 +16,7 @@ void Vpu::execute(const isa::Instruction& inst, std::uint32_t index) {
   const auto& v = std::get<isa::VectorInstr>(inst.body);
   const VpuCost cost = vpu_cost(ctx_.spec.core.vpu, ctx_.spec.clock, v);
   const sc_core::sc_time start = sc_core::sc_time_stamp();
+  if (ctx_.functional) vpu_compute(v, VpuMemories{memories_.vmem->data(), memories_.accmem->data()});
   sc_core::sc_time end = start + ctx_.cycles(cost.cycles);
   // Operands stream while the pipeline computes; a narrow or busy port stretches the op.
   end = std::max(end, memories_.of(v.a.addr.space)->transfer(start, cost.read_bytes_a, false, inst.op));

@@ -66,6 +66,14 @@ int run_cli(int argc, char** argv) {
                    "Write report.json, ops.csv and trace.json into this directory");
   exec->add_flag("--functional", exec_args.functional,
                  "Move real data and compute values (slower; off by default)");
+  exec->add_option("--load", exec_args.loads,
+                   "With --functional: copy a file into off-chip memory before the run")
+      ->type_name("hbm:ADDR=FILE")
+      ->allow_extra_args(false);
+  exec->add_option("--dump", exec_args.dumps,
+                   "With --functional: write off-chip memory to a file after the run")
+      ->type_name("hbm:ADDR:BYTES=FILE")
+      ->allow_extra_args(false);
   add_overrides(exec, &exec_args.overrides);
   add_pending(app, "compile", "Lower a workload to a program for a chip",
               "issue #6, workloads and lowering");

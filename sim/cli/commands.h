@@ -39,6 +39,8 @@ struct ExecCommandArgs {
   std::vector<std::string> overrides;
   std::string out;  // directory for report.json, ops.csv, trace.json; empty: terminal only
   bool functional = false;
+  std::vector<std::string> loads;  // "hbm:ADDR=FILE": file contents into memory before the run
+  std::vector<std::string> dumps;  // "hbm:ADDR:BYTES=FILE": memory into a file after the run
 };
 int run_exec(const ExecCommandArgs& args);
 
