@@ -229,3 +229,37 @@ TEST_CASE("exec: a program that deadlocks is reported, not hung", "[exec][errors
   CHECK((r.exit_code == 1 || r.exit_code == 2));
   CHECK_THAT(r.err, Catch::Contains("deadlock") || Catch::Contains("wait"));
 }
+
+TEST_CASE("exec: a barrier holds every core until all have drained their earlier work",
+          "[exec][barrier]") {
+  // Core 0 loads, then reaches the barrier once its load is complete; core 1 waits there, and
+  // only then dispatches its own load (one dispatch cycle later).
+  const std::string program = kHeader + kLoad + "barrier\nhalt\n.core 1\nbarrier\n" + kLoad + "halt\n";
+  const std::uint64_t first = load_cycles(kDispatch, kLoadBytes);
+  CHECK(cycles_of(program) == load_cycles(first + kDispatch, kLoadBytes));
+}
+
+TEST_CASE("exec: vector ops take latency + issue cycles, reductions add their tree depth",
+          "[exec][vpu]") {
+  // A port wide enough that operands never limit: every transfer takes one cycle.
+  const std::string wide = "--set core.vmem.port_width=64KiB ";
+  const std::uint64_t lanes = 128, sublanes = 8;
+  SECTION("exp at a quarter result per slot per cycle") {
+    const std::uint64_t latency = 8, rows = 64, cols = 128;
+    const std::uint64_t issue = rows * cols * 4 / (lanes * sublanes);  // throughput 0.25
+    CHECK(cycles_of(kHeader + "vpu.exp dtype=fp32 shape=[64,128] dst=vmem:65536 a=vmem:0\nhalt\n",
+                    wide + "--set core.vpu.ops.exp.latency=8cycles --set core.vpu.ops.exp.throughput=0.25") ==
+          kDispatch + latency + issue - 1);
+  }
+  SECTION("a row sum of 128 elements adds log2(128) levels") {
+    const std::uint64_t latency = 2, issue = 1, tree = 7;
+    CHECK(cycles_of(kHeader + "vpu.reduce_sum dtype=fp32 shape=[8,128] dst=vmem:65536 a=vmem:0\nhalt\n",
+                    wide) == kDispatch + latency + issue - 1 + tree);
+  }
+  SECTION("a narrow port makes the op wait for its operands") {
+    // add [8,128] fp32: a and b (4 KiB each) stream through the two 64 B ports for 64 cycles,
+    // plus one cycle of read latency; the result then waits for a port: 64 more cycles.
+    CHECK(cycles_of(kHeader + "vpu.add dtype=fp32 shape=[8,128] dst=vmem:65536 a=vmem:0 b=vmem:4096\nhalt\n") ==
+          kDispatch + 64 + 64);
+  }
+}
