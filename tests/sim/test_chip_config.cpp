@@ -12,19 +12,11 @@ using tpusim::test::kMinimalChip;
 using tpusim::test::position_of;
 using tpusim::test::replaced;
 using tpusim::test::TempDir;
+using tpusim::test::error_of;
 using tpusim::test::write_chip;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  FAIL("expected a ConfigError");
-  return "";
-}
 
 // Loads the minimal chip with `from` replaced by `to` and returns the error, whose expected
 // position is that of `marker` in the edited text.

@@ -16,6 +16,7 @@ using tpusim::test::kMinimalChip;
 using tpusim::test::position_of;
 using tpusim::test::replaced;
 using tpusim::test::TempDir;
+using tpusim::test::slurp;
 using tpusim::test::write_chip;
 
 namespace {
@@ -31,12 +32,6 @@ struct Result {
   }
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Runs build/tpusim with `args` (shell words); a hang is cut off by timeout(1) and fails the test.
 Result run_tpusim(const std::string& args) {

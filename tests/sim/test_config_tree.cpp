@@ -7,6 +7,7 @@ using namespace tpusim;
 using namespace tpusim::config;
 using tpusim::test::position_of;
 using tpusim::test::TempDir;
+using tpusim::test::error_of;
 
 namespace {
 
@@ -17,15 +18,6 @@ std::string text_at(const ConfigNode& root, const std::string& path) {
   return n->text();
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  FAIL("expected a ConfigError");
-  return "";
-}
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 
 using nlohmann::json;
 using tpusim::test::TempDir;
+using tpusim::test::slurp;
 
 namespace {
 
@@ -48,12 +49,6 @@ struct Run {
   json trace;
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 Run exec_in(const TempDir& dir, const std::string& program, const std::string& sets) {
   dir.write("energy.yaml", tpusim::test::kEnergyTable);

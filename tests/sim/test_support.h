@@ -5,8 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include <catch2/catch.hpp>
+
+#include "sim/base/errors.h"
 
 namespace tpusim::test {
 
@@ -36,6 +42,24 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The message of the ConfigError that `f` throws; fails the test if it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  FAIL("expected a ConfigError");
+  return "";
+}
 
 // "line:col" (1-based) of the first occurrence of `needle` in `text`.
 inline std::string position_of(const std::string& text, const std::string& needle,
