@@ -1,0 +1,39 @@
+#include "models/hbm/address_map.h"
+
+#include <sstream>
+#include <vector>
+
+namespace tpusim::models {
+
+AddressMap::AddressMap(const DramSpec& spec) : burst_bytes_(spec.burst_bytes().value()) {
+  size_[kRow] = spec.rows;
+  size_[kBank] = spec.banks_per_group;
+  size_[kGroup] = spec.bank_groups;
+  size_[kChannel] = spec.total_channels();
+  size_[kColumn] = spec.columns;
+  // The config validator has checked that each of the five fields appears exactly once.
+  std::vector<Field> most_first;
+  std::stringstream split(spec.address_mapping);
+  for (std::string f; std::getline(split, f, '-');) {
+    most_first.push_back(f == "ro" ? kRow : f == "ba" ? kBank : f == "bg" ? kGroup : f == "ch" ? kChannel : kColumn);
+  }
+  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = most_first[most_first.size() - 1 - i];
+}
+
+DramAddress AddressMap::map(std::uint64_t byte_address) const {
+  std::uint64_t index = byte_address / burst_bytes_;
+  std::array<std::uint64_t, 5> digit{};
+  for (Field f : order_) {
+    digit[f] = index % size_[f];
+    index /= size_[f];
+  }
+  DramAddress a;
+  a.row = static_cast<std::uint32_t>(digit[kRow]);
+  a.bank = static_cast<std::uint32_t>(digit[kBank]);
+  a.bank_group = static_cast<std::uint32_t>(digit[kGroup]);
+  a.channel = static_cast<std::uint32_t>(digit[kChannel]);
+  a.column = static_cast<std::uint32_t>(digit[kColumn]);
+  return a;
+}
+
+}  // namespace tpusim::models

@@ -1,0 +1,28 @@
+#pragma once
+// Splits a byte address into DRAM coordinates by the config's field order, most significant
+// first (`ro-ba-bg-ch-co`): the address counts bursts, and each field takes its digit in a
+// mixed-radix number whose least significant digit is the last field. `ch` enumerates every
+// pseudo-channel of every stack.
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "models/hbm/dram_channel.h"
+
+namespace tpusim::models {
+
+class AddressMap {
+ public:
+  explicit AddressMap(const DramSpec& spec);
+  DramAddress map(std::uint64_t byte_address) const;
+  std::uint64_t burst_bytes() const { return burst_bytes_; }
+
+ private:
+  enum Field { kRow, kBank, kGroup, kChannel, kColumn };
+  std::array<Field, 5> order_{};  // least significant first
+  std::array<std::uint64_t, 5> size_{};  // by Field
+  std::uint64_t burst_bytes_;
+};
+
+}  // namespace tpusim::models

@@ -1,0 +1,103 @@
+#pragma once
+// One DRAM channel (an HBM pseudo-channel, or a DDR channel) at command level, in DRAM clock
+// cycles (tCK), no SystemC. It tracks each bank's open row and the earliest cycle each command
+// may issue under every timing constraint of the config:
+//   ACT  after tRP (PRE, same bank), tRC (ACT, same bank), tRRD_S/L (ACT, other/same bank group),
+//        tFAW (no more than four ACTs in any tFAW window), tRFC (refresh)
+//   RD   after tRCD (ACT, same bank), tCCD_S/L (column command, other/same bank group),
+//        tWTR_S/L (end of write data, other/same bank group)
+//   WR   after tRCD, tCCD_S/L
+//   PRE  after tRAS (ACT), tRTP (RD), tWR (end of write data), same bank
+//   REF  all banks precharged; blocks every bank for tRFC; due every tREFI
+// plus the data bus: a burst occupies it burst_length / transfers_per_clock cycles, starting
+// tCL after a read command or tWL after a write command.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "sim/base/spec/memory_spec.h"
+
+namespace tpusim::models {
+
+// Timing parameters resolved to whole DRAM clock cycles.
+struct DramCycles {
+  std::uint64_t RCD, RP, RAS, RC, CL, WL, CCD_S, CCD_L, RRD_S, RRD_L, FAW, WR, WTR_S, WTR_L, RTP,
+      RFC, REFI;
+  std::uint64_t BURST;  // data-bus cycles per burst
+};
+DramCycles resolve_timing(const DramSpec& spec);
+
+struct DramAddress {
+  std::uint32_t channel = 0;  // pseudo-channel index over the whole memory
+  std::uint32_t bank_group = 0;
+  std::uint32_t bank = 0;  // within its group
+  std::uint32_t row = 0;
+  std::uint32_t column = 0;  // burst index within the row
+};
+
+enum class DramCommand { kActivate, kPrecharge, kRead, kWrite };
+
+struct DramChannelStats {
+  std::uint64_t reads = 0, writes = 0;
+  std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
+  std::uint64_t activates = 0, refreshes = 0;
+  std::uint64_t data_bus_cycles = 0;
+  std::uint64_t refresh_cycles = 0;
+};
+
+class DramChannel {
+ public:
+  explicit DramChannel(const DramSpec& spec);
+
+  // Earliest cycle >= `at` at which `cmd` to `a`'s bank satisfies every constraint (row state
+  // aside: a read to a closed bank is never legal, and is not asked).
+  std::uint64_t earliest(DramCommand cmd, const DramAddress& a, std::uint64_t at) const;
+  bool ready(DramCommand cmd, const DramAddress& a, std::uint64_t at) const {
+    return earliest(cmd, a, at) == at;
+  }
+  // Issues `cmd` at `at`, which must be ready. Returns, for RD/WR, when the burst's data has
+  // crossed the bus; otherwise `at`.
+  std::uint64_t issue(DramCommand cmd, const DramAddress& a, std::uint64_t at);
+  // Refreshes all banks at `at` (closing them); they are busy until at + tRFC.
+  void refresh(std::uint64_t at);
+
+  // One burst request arriving at `arrival`: precharge / activate as its bank's row state needs,
+  // then the column command; refreshes that fell due are done first. With `close_page`, the bank
+  // is precharged right after the access. Returns when the data has crossed the bus.
+  std::uint64_t access(const DramAddress& a, bool write, std::uint64_t arrival, bool close_page);
+
+  bool row_open(const DramAddress& a) const { return bank(a).open_row >= 0; }
+  std::int64_t open_row(const DramAddress& a) const { return bank(a).open_row; }
+  const DramChannelStats& stats() const { return stats_; }
+  const DramCycles& timing() const { return t_; }
+
+ private:
+  struct Bank {
+    std::int64_t open_row = -1;
+    std::uint64_t next_act = 0;  // tRP after PRE, tRC after ACT, tRFC after REF
+    std::uint64_t next_col = 0;  // tRCD after ACT
+    std::uint64_t next_pre = 0;  // tRAS after ACT, tRTP after RD, tWR after write data
+  };
+  const Bank& bank(const DramAddress& a) const {
+    return banks_[a.bank_group * banks_per_group_ + a.bank];
+  }
+  Bank& bank(const DramAddress& a) { return banks_[a.bank_group * banks_per_group_ + a.bank]; }
+  void catch_up_refresh(std::uint64_t now);
+
+  DramCycles t_;
+  std::uint32_t banks_per_group_;
+  std::vector<Bank> banks_;
+  // Per bank group: last ACT, last column command, end of last write data. "Never" is a large
+  // negative offset so the first command of each kind is unconstrained.
+  std::vector<std::int64_t> last_act_in_group_, last_col_in_group_, last_write_end_in_group_;
+  std::int64_t last_act_ = kNever, last_col_ = kNever, last_write_end_ = kNever;
+  std::array<std::int64_t, 4> recent_acts_{kNever, kNever, kNever, kNever};  // for tFAW
+  std::uint64_t bus_free_ = 0;
+  std::uint64_t next_refresh_;
+  DramChannelStats stats_;
+
+  static constexpr std::int64_t kNever = -(std::int64_t{1} << 40);
+};
+
+}  // namespace tpusim::models

@@ -1,0 +1,194 @@
+// Each DRAM timing constraint, probed at t - 1 (refused) and at t (accepted), with parameters
+// chosen so that the constraint under test is the one that binds.
+
+#include <catch2/catch.hpp>
+
+#include "models/hbm/address_map.h"
+#include "models/hbm/dram_channel.h"
+
+using namespace tpusim;
+using namespace tpusim::models;
+
+namespace {
+
+constexpr std::uint64_t RCD = 14, RP = 14, RAS = 34, RC = 50, CL = 14, WL = 4, CCD_S = 2,
+                        CCD_L = 4, RRD_S = 4, RRD_L = 6, FAW = 30, WR = 16, WTR_S = 6, WTR_L = 8,
+                        RTP = 5, RFC = 260, REFI = 3900, BURST = 2;
+
+DramSpec spec() {
+  DramSpec s;
+  s.bank_groups = 4;
+  s.banks_per_group = 4;
+  s.rows = 1024;
+  s.columns = 32;
+  s.burst_length = 4;
+  s.transfers_per_clock = 2;
+  s.clock = Hertz(1e9);
+  const auto c = [](std::uint64_t n) { return Duration::of_cycles(n); };
+  s.timing = {c(RCD), c(RP), c(RAS), c(RC), c(CL), c(WL), c(CCD_S), c(CCD_L), c(RRD_S),
+              c(RRD_L), c(FAW), c(WR), c(WTR_S), c(WTR_L), c(RTP), c(RFC), c(REFI)};
+  return s;
+}
+
+DramAddress at(std::uint32_t group, std::uint32_t bank, std::uint32_t row = 7) {
+  DramAddress a;
+  a.bank_group = group;
+  a.bank = bank;
+  a.row = row;
+  return a;
+}
+
+// Checks that `cmd` is refused at t - 1 and accepted at t.
+void brackets(const DramChannel& ch, DramCommand cmd, const DramAddress& a, std::uint64_t t) {
+  CHECK_FALSE(ch.ready(cmd, a, t - 1));
+  CHECK(ch.ready(cmd, a, t));
+  CHECK(ch.earliest(cmd, a, 0) == t);
+}
+
+using Cmd = DramCommand;
+
+}  // namespace
+
+TEST_CASE("dram: tRCD between activate and a column command", "[dram][timing]") {
+  DramChannel ch(spec());
+  ch.issue(Cmd::kActivate, at(0, 0), 0);
+  brackets(ch, Cmd::kRead, at(0, 0), RCD);
+  brackets(ch, Cmd::kWrite, at(0, 0), RCD);
+}
+
+TEST_CASE("dram: tRAS before precharge, tRP and tRC before the next activate", "[dram][timing]") {
+  DramChannel ch(spec());
+  ch.issue(Cmd::kActivate, at(0, 0), 0);
+  brackets(ch, Cmd::kPrecharge, at(0, 0), RAS);
+  SECTION("tRC binds when the precharge comes as early as tRAS allows") {
+    ch.issue(Cmd::kPrecharge, at(0, 0), RAS);  // tRP would allow RAS + RP = 48 < RC
+    brackets(ch, Cmd::kActivate, at(0, 0), RC);
+  }
+  SECTION("tRP binds after a late precharge") {
+    ch.issue(Cmd::kPrecharge, at(0, 0), 40);
+    brackets(ch, Cmd::kActivate, at(0, 0), 40 + RP);
+  }
+}
+
+TEST_CASE("dram: tRRD_S between groups, tRRD_L within one", "[dram][timing]") {
+  DramChannel ch(spec());
+  ch.issue(Cmd::kActivate, at(0, 0), 0);
+  brackets(ch, Cmd::kActivate, at(1, 0), RRD_S);
+  brackets(ch, Cmd::kActivate, at(0, 1), RRD_L);
+}
+
+TEST_CASE("dram: no more than four activates in a tFAW window", "[dram][timing]") {
+  DramChannel ch(spec());
+  for (std::uint32_t g = 0; g < 4; ++g) ch.issue(Cmd::kActivate, at(g, 0), g * RRD_S);
+  // tRRD alone would allow a fifth at 3 * RRD_S + RRD_S = 16; tFAW holds it to 0 + FAW.
+  brackets(ch, Cmd::kActivate, at(0, 1), FAW);
+}
+
+TEST_CASE("dram: tCCD_S between groups, tCCD_L within one", "[dram][timing]") {
+  DramChannel ch(spec());
+  ch.issue(Cmd::kActivate, at(0, 0), 0);
+  ch.issue(Cmd::kActivate, at(0, 1), RRD_L);
+  ch.issue(Cmd::kActivate, at(1, 0), RRD_L + RRD_S);
+  const std::uint64_t first = 100;  // every bank open long since
+  ch.issue(Cmd::kRead, at(0, 0), first);
+  CHECK_FALSE(ch.ready(Cmd::kRead, at(1, 0), first + CCD_S - 1));
+  CHECK(ch.ready(Cmd::kRead, at(1, 0), first + CCD_S));
+  CHECK_FALSE(ch.ready(Cmd::kRead, at(0, 1), first + CCD_L - 1));
+  CHECK(ch.ready(Cmd::kRead, at(0, 1), first + CCD_L));
+}
+
+TEST_CASE("dram: tWTR_S/L from the end of write data to a read", "[dram][timing]") {
+  DramChannel ch(spec());
+  ch.issue(Cmd::kActivate, at(0, 0), 0);
+  ch.issue(Cmd::kActivate, at(1, 0), RRD_S);
+  const std::uint64_t write = 100;
+  const std::uint64_t data_end = ch.issue(Cmd::kWrite, at(0, 0), write);
+  CHECK(data_end == write + WL + BURST);
+  CHECK_FALSE(ch.ready(Cmd::kRead, at(1, 0), data_end + WTR_S - 1));
+  CHECK(ch.ready(Cmd::kRead, at(1, 0), data_end + WTR_S));
+  CHECK_FALSE(ch.ready(Cmd::kRead, at(0, 0), data_end + WTR_L - 1));
+  CHECK(ch.ready(Cmd::kRead, at(0, 0), data_end + WTR_L));
+}
+
+TEST_CASE("dram: tWR and tRTP before precharging an accessed bank", "[dram][timing]") {
+  DramChannel ch(spec());
+  ch.issue(Cmd::kActivate, at(0, 0), 0);
+  ch.issue(Cmd::kActivate, at(1, 0), RRD_S);
+  const std::uint64_t read = 40;  // past tRAS - tRTP, so tRTP binds
+  ch.issue(Cmd::kRead, at(0, 0), read);
+  brackets(ch, Cmd::kPrecharge, at(0, 0), read + RTP);
+  const std::uint64_t data_end = ch.issue(Cmd::kWrite, at(1, 0), 60);
+  brackets(ch, Cmd::kPrecharge, at(1, 0), data_end + WR);
+}
+
+TEST_CASE("dram: a read's data follows tCL and holds the bus for one burst", "[dram][timing]") {
+  DramChannel ch(spec());
+  ch.issue(Cmd::kActivate, at(0, 0), 0);
+  ch.issue(Cmd::kActivate, at(1, 0), RRD_S);
+  CHECK(ch.issue(Cmd::kRead, at(0, 0), 50) == 50 + CL + BURST);
+  // A write right after must not put data on the bus before the read's burst has left it.
+  CHECK(ch.earliest(Cmd::kWrite, at(1, 0), 50) == 50 + CL + BURST - WL);
+}
+
+TEST_CASE("dram: refresh every tREFI blocks the banks for tRFC", "[dram][timing][refresh]") {
+  SECTION("a request just before the refresh is due is not delayed") {
+    DramChannel ch(spec());
+    CHECK(ch.access(at(0, 0), false, REFI - 1, false) == REFI - 1 + RCD + CL + BURST);
+    CHECK(ch.stats().refreshes == 0);
+  }
+  SECTION("a request at the due time waits for the refresh") {
+    DramChannel ch(spec());
+    CHECK(ch.access(at(0, 0), false, REFI, false) == REFI + RFC + RCD + CL + BURST);
+    CHECK(ch.stats().refreshes == 1);
+  }
+  SECTION("refresh closes open rows first") {
+    DramChannel ch(spec());
+    ch.access(at(0, 0), false, 0, false);
+    CHECK(ch.row_open(at(0, 0)));
+    ch.access(at(1, 0), false, REFI, false);
+    CHECK_FALSE(ch.row_open(at(0, 0)));
+  }
+}
+
+TEST_CASE("dram: requests pay for their row state: hit, miss, conflict", "[dram][request]") {
+  DramChannel ch(spec());
+  const std::uint64_t miss_done = ch.access(at(0, 0, 7), false, 0, false);
+  CHECK(miss_done == RCD + CL + BURST);  // closed bank: ACT, then read
+  const std::uint64_t t = 1000;
+  CHECK(ch.access(at(0, 0, 7), false, t, false) == t + CL + BURST);  // open row: read
+  // Another row: precharge (tRAS long past), tRP, activate, tRCD, read.
+  CHECK(ch.access(at(0, 0, 9), false, 2 * t, false) == 2 * t + RP + RCD + CL + BURST);
+  CHECK(ch.stats().row_misses == 1);
+  CHECK(ch.stats().row_hits == 1);
+  CHECK(ch.stats().row_conflicts == 1);
+  SECTION("close-page precharges after each access, so the next is a miss, not a conflict") {
+    DramChannel closed(spec());
+    closed.access(at(0, 0, 7), false, 0, true);
+    CHECK_FALSE(closed.row_open(at(0, 0)));
+    CHECK(closed.access(at(0, 0, 9), false, t, true) == t + RCD + CL + BURST);
+  }
+}
+
+TEST_CASE("dram: the address map follows the field order, least significant last",
+          "[dram][mapping]") {
+  DramSpec s = spec();
+  s.stacks = 1;
+  s.channels = 2;
+  s.pseudo_channels = 2;  // 4 pseudo-channels
+  s.bus_width_bits = 64;  // 32 B bursts
+  s.address_mapping = "ro-ba-bg-ch-co";
+  const AddressMap map(s);
+  // Bursts count up through columns first, then channels, groups, banks, rows.
+  const std::uint64_t burst = 32, cols = 32, chans = 4, groups = 4, banks = 4;
+  CHECK(map.map(5 * burst).column == 5);
+  CHECK(map.map(cols * burst).channel == 1);
+  CHECK(map.map(cols * chans * burst).bank_group == 1);
+  CHECK(map.map(cols * chans * groups * burst).bank == 1);
+  const DramAddress far = map.map(cols * chans * groups * banks * burst * 3 + 7 * burst);
+  CHECK(far.row == 3);
+  CHECK(far.column == 7);
+  s.address_mapping = "ro-co-ba-ch-bg";
+  const AddressMap spread(s);
+  CHECK(spread.map(burst).bank_group == 1);
+  CHECK(spread.map(groups * burst).channel == 1);
+}
