@@ -1,6 +1,7 @@
 #include "models/memory/memory.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace tpusim::models {
@@ -44,15 +45,36 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
       socket("socket"),
       ctx_(ctx),
       timing_(ctx.spec.memory, ctx.spec.clock),
+      address_map_(ctx.spec.memory.hbm),
       track_(ctx.trace.add_track(this->name())) {
+  if (ctx.spec.memory.model == MemoryModel::kHbm)
+    dram_.assign(ctx.spec.memory.hbm.total_channels(), DramChannel(ctx.spec.memory.hbm));
   socket.register_b_transport(this, &Memory::b_transport);
+}
+
+double Memory::dram_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s) {
+  const DramSpec& spec = ctx_.spec.memory.hbm;
+  const double ck = spec.clock.value();
+  // A request arriving mid-cycle is seen at the next DRAM clock edge.
+  const auto arrival = static_cast<std::uint64_t>(std::ceil(arrival_s * ck - 1e-6));
+  const bool close_page = spec.page_policy == PagePolicy::kClose;
+  const std::uint64_t burst = address_map_.burst_bytes();
+  std::uint64_t done = arrival;
+  for (std::uint64_t at = addr / burst * burst; at < addr + bytes; at += burst) {
+    const DramAddress a = address_map_.map(at);
+    done = std::max(done, dram_[a.channel].access(a, write, arrival, close_page));
+  }
+  return double(done) / ck;
 }
 
 void Memory::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
   const std::uint64_t bytes = trans.get_data_length();
-  const MemoryAccess a = timing_.access(trans.get_address(), bytes, arrival.to_seconds());
-  const sc_core::sc_time done = sc_core::sc_time(a.done_s, sc_core::SC_SEC);
+  const double done_s = dram_.empty()
+                            ? timing_.access(trans.get_address(), bytes, arrival.to_seconds()).done_s
+                            : dram_access(trans.get_address(), bytes, trans.is_write(),
+                                          arrival.to_seconds());
+  const sc_core::sc_time done = sc_core::sc_time(done_s, sc_core::SC_SEC);
 
   const OpExtension* ext = nullptr;
   trans.get_extension(ext);

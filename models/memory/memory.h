@@ -14,6 +14,8 @@
 
 #include "models/common/sim_context.h"
 #include "models/common/stats.h"
+#include "models/hbm/address_map.h"
+#include "models/hbm/dram_channel.h"
 #include "models/memory/memory_timing.h"
 
 namespace tpusim::models {
@@ -68,8 +70,14 @@ class Memory : public sc_core::sc_module {
  private:
   void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
 
+  // The bank-level model (memory.model: hbm): bursts resolved in a tight loop per request, one
+  // DramChannel per pseudo-channel, in DRAM clock cycles.
+  double dram_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s);
+
   const SimContext& ctx_;
   SimpleMemoryTiming timing_;
+  AddressMap address_map_;
+  std::vector<DramChannel> dram_;
   PerOpStats<MemoryStats> stats_;
   BackingStore store_;
   std::uint32_t track_;

@@ -97,9 +97,6 @@ std::uint64_t peak_rss_bytes() {
 int run_exec(const ExecCommandArgs& args) {
   const auto wall_start = std::chrono::steady_clock::now();
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
-  if (chip.spec.memory.model == MemoryModel::kHbm)
-    throw NotImplemented("memory.model: hbm: the bank-level DRAM model arrives with issue #5; "
-                         "use simple or ideal");
   if (!args.functional && !(args.loads.empty() && args.dumps.empty()))
     throw InputError("--load and --dump need --functional (timing mode carries no data)");
   const std::vector<MemoryImage> loads = parse_images(args.loads, false);
