@@ -105,6 +105,11 @@ class SyncChecker {
     }
   }
 
+  bool can_step(const CoreRun& core, std::size_t i) const {
+    const auto* w = std::get_if<SemWait>(&p_.instructions[i].body);
+    return !w || core.sems[w->sem] >= w->count;
+  }
+
   // Executes instruction i on its unit, instantly; false when it is a wait that must block.
   bool step(CoreRun& core, std::size_t i) const {
     const InstrBody& b = p_.instructions[i].body;
@@ -120,11 +125,17 @@ class SyncChecker {
   // Returns true when it dispatched or executed anything.
   bool advance(CoreRun& core) const {
     bool progress = false;
-    for (auto& q : core.queues) {
-      while (!q.empty() && step(core, q.front())) {
-        q.pop_front();
-        progress = true;
-      }
+    // Queue heads run earliest in program order first, so that when several units wait on one
+    // semaphore the count goes where the simulator gives it (isa/README.md, "Sync").
+    for (;;) {
+      std::deque<std::size_t>* next = nullptr;
+      for (auto& q : core.queues)
+        if (!q.empty() && can_step(core, q.front()) && (!next || q.front() < next->front()))
+          next = &q;
+      if (!next) break;
+      step(core, next->front());
+      next->pop_front();
+      progress = true;
     }
     std::size_t depth = std::max<std::size_t>(1, c_.core.sequencer.queue_depth);
     while (core.next < core.instrs.size() && !core.arrived) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -28,15 +29,27 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 Program read_program_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw file_error(path, "is a directory, not a program");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw file_error(path, "cannot open file");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    throw file_error(path, "cannot read file");
+  }
   if (in.bad()) throw file_error(path, "cannot read file");
   bool magic = bytes.size() >= 4 && std::memcmp(bytes.data(), kBinaryMagic, 4) == 0;
-  if (magic || ends_with(path, ".tbin")) return decode(bytes, path);
-  return assemble_text(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                       path);
+  Program program =
+      magic || ends_with(path, ".tbin")
+          ? decode(bytes, path)
+          : assemble_text(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                          path);
+  // An empty file, or one of comments alone, is almost always the wrong file.
+  if (program.instructions.empty())
+    throw AsmError(magic ? SourceLocation{path} : SourceLocation{path, 1, 1}, "no instructions");
+  return program;
 }
 
 void write_binary_file(const Program& program, const std::string& path) {

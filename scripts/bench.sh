@@ -4,6 +4,7 @@
 #   scripts/bench.sh [INSTRUCTIONS] [CHIP]
 set -eo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+tpusim_build tpusim gen_program
 n="${1:-100000}"
 chip="${2:-tpu-v4i}"
 work=$(mktemp -d)

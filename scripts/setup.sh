@@ -25,6 +25,7 @@ tpusim_install_missing() {
     "${missing[@]}" >&2
 }
 
+# tpusim_build [TARGET...]: builds the given targets (default: everything, tests included).
 tpusim_build() {
   mkdir -p "$TPUSIM_BUILD"
   local log="$TPUSIM_BUILD/build.log"
@@ -36,11 +37,14 @@ tpusim_build() {
       return 1
     fi
   fi
-  if ! cmake --build "$TPUSIM_BUILD" >"$log" 2>&1; then
+  local targets=()
+  [ $# -gt 0 ] && targets=(--target "$@")
+  [ -f "$TPUSIM_BUILD/.ninja_log" ] || echo "tpusim: first build (a few minutes on 2 cores)" >&2
+  if ! cmake --build "$TPUSIM_BUILD" "${targets[@]}" >"$log" 2>&1; then
     grep -v '^\[' "$log" | tail -n 60 >&2
     echo "tpusim: build failed (full log: $log)" >&2
     return 1
   fi
 }
 
-tpusim_install_missing && tpusim_build
+tpusim_install_missing

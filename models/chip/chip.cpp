@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "sim/base/errors.h"
 
 namespace tpusim::models {
 
@@ -28,7 +27,11 @@ RunResult Chip::run() {
   sc_core::sc_start();
   RunResult r;
   for (const auto& core : cores_) {
-    if (!core->sequencer().done()) throw SimError(deadlock_report());
+    if (!core->sequencer().done()) {
+      r.deadlock = deadlock_report();
+      r.end = sc_core::sc_time_stamp();
+      break;
+    }
     r.end = std::max(r.end, core->sequencer().done_at());
   }
   r.cycles = ctx_.cycles_covering(r.end);

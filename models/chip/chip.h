@@ -16,14 +16,16 @@ namespace tpusim::models {
 struct RunResult {
   sc_core::sc_time end;  // when the last core finished
   std::uint64_t cycles = 0;
+  std::string deadlock;  // empty when every core finished; else what was blocked
 };
 
 class Chip : public sc_core::sc_module {
  public:
   Chip(sc_core::sc_module_name name, const SimContext& ctx);
 
-  // Simulates until every core has finished. Throws SimError naming the blocked units when the
-  // program deadlocks (every thread waiting, nothing left to happen).
+  // Simulates until every core has finished, or until nothing can happen any more (a
+  // deadlock), which the result then describes. It does not throw: unwinding past a SystemC
+  // kernel that still holds suspended threads is best avoided.
   RunResult run();
 
   std::vector<StatsSource> stats_sources() const;

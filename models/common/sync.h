@@ -1,6 +1,7 @@
 #pragma once
 // Cross-unit ordering: counting semaphores per core, and the barrier across cores.
 
+#include <algorithm>
 #include <cstdint>
 #include <queue>
 #include <string>
@@ -33,10 +34,15 @@ class Semaphores : public sc_core::sc_module {
     pending_.push({at, sequence_++, sem});
     due_.notify(pending_.top().at - sc_core::sc_time_stamp());
   }
-  // Blocks the calling thread until the semaphore holds `count`, then takes it.
-  void wait(std::uint32_t sem, std::uint32_t count) {
-    while (value_.at(sem) < count) sc_core::wait(changed_);
+  // Blocks the calling thread until the semaphore holds `count`, then takes it. When several
+  // waits on one semaphore could be satisfied, the one earliest in program order (`instruction`)
+  // takes the count first; the checker assumes the same rule.
+  void wait(std::uint32_t sem, std::uint32_t count, std::uint32_t instruction) {
+    waiters_.push_back({sem, count, instruction});
+    while (!may_take(sem, count, instruction)) sc_core::wait(changed_);
+    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), Waiter{sem, count, instruction}));
     value_[sem] -= count;
+    if (!waiters_.empty()) changed_.notify(sc_core::SC_ZERO_TIME);  // the next may go now
   }
   std::uint32_t value(std::uint32_t sem) const { return value_.at(sem); }
 
@@ -57,7 +63,21 @@ class Semaphores : public sc_core::sc_module {
     if (!pending_.empty()) due_.notify(pending_.top().at - sc_core::sc_time_stamp());
   }
 
+  struct Waiter {
+    std::uint32_t sem, count, instruction;
+    bool operator==(const Waiter& o) const {
+      return sem == o.sem && count == o.count && instruction == o.instruction;
+    }
+  };
+  bool may_take(std::uint32_t sem, std::uint32_t count, std::uint32_t instruction) const {
+    if (value_.at(sem) < count) return false;
+    for (const Waiter& w : waiters_)
+      if (w.sem == sem && w.instruction < instruction && value_[sem] >= w.count) return false;
+    return true;
+  }
+
   std::vector<std::uint32_t> value_;
+  std::vector<Waiter> waiters_;
   sc_core::sc_event changed_;
   sc_core::sc_event due_;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;

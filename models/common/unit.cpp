@@ -44,7 +44,7 @@ void Unit::run() {
       // Fires when all earlier work of this unit has completed; the unit itself moves on.
       semaphores_.signal_at(signal->sem, std::max(last_completion_, sc_core::sc_time_stamp()));
     } else if (const auto* w = std::get_if<isa::SemWait>(&inst.body)) {
-      semaphores_.wait(w->sem, w->count);
+      semaphores_.wait(w->sem, w->count, index);
     } else {
       execute(inst, index);
     }

@@ -44,11 +44,17 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   // instruction's completion through a semaphore.
   if (ctx_.functional) datapath_.matmul(mm, memories_.vmem->data(), memories_.accmem->data());
   const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
-  const std::uint64_t output_bytes = std::uint64_t{mm.m} * mm.n * 4 * (mm.accumulate ? 2 : 1);
+  const std::uint64_t result_bytes = std::uint64_t{mm.m} * mm.n * 4;
+  const std::uint64_t output_bytes = result_bytes * (mm.accumulate ? 2 : 1);
   memories_.vmem->hold(sc_core::sc_time_stamp(), t.stream_cycles, input_bytes, false, inst.op);
-  // The array writes (and for accumulate, reads) accumulators through its own path, sized for
-  // one row per cycle, so it holds no shared port; the traffic is counted for energy.
-  memories_.accmem->count(output_bytes, true, inst.op);
+  // Results leave the array a row per cycle, at the rate rows went in; the accumulator port is
+  // held for that long (a read-modify-write when accumulating), so DMA stores and VPU reads of
+  // accumulators contend with it. Held from the start, as reservations are made in time order.
+  const std::uint64_t width = ctx_.spec.core.accmem.port_width.value();
+  const std::uint64_t port_cycles = std::max<std::uint64_t>(
+      t.stream_cycles, (output_bytes + width - 1) / width);
+  memories_.accmem->hold(sc_core::sc_time_stamp(), port_cycles, result_bytes, true, inst.op);
+  if (mm.accumulate) memories_.accmem->count(result_bytes, false, inst.op);
   ++s.matmuls;
   s.stream_cycles += t.stream_cycles;
   s.macs[static_cast<std::size_t>(mm.dtype)] += t.macs;

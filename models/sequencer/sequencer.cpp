@@ -66,7 +66,7 @@ void Sequencer::run() {
     if (const auto* signal = std::get_if<isa::SemSignal>(&inst.body)) {
       semaphores_.signal(signal->sem);
     } else if (const auto* w = std::get_if<isa::SemWait>(&inst.body)) {
-      semaphores_.wait(w->sem, w->count);
+      semaphores_.wait(w->sem, w->count, index);
       s.sem_wait_cycles += stalled();
     } else if (std::holds_alternative<isa::Barrier>(inst.body)) {
       drain_all();

@@ -1,10 +1,13 @@
 #pragma once
-// The vector unit of a core: one instruction at a time, its operands streamed through the ports
-// of vector or accumulator memory; the instruction takes the longer of its compute and its
-// operand traffic.
+// The vector unit of a core, a pipeline: an instruction issues its elements lanes x sublanes at a
+// time, and the next may issue right behind it, unless it reads or overwrites memory that an
+// instruction still in the pipeline writes (then it waits for that result). Operands stream
+// through the ports of vector or accumulator memory; an instruction ends at the later of its
+// pipeline latency and its operand traffic.
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "models/common/unit.h"
 #include "models/dma/dma_engine.h"
@@ -36,7 +39,15 @@ class Vpu : public Unit {
  private:
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
 
+  struct InFlight {
+    isa::Space space;
+    std::uint64_t lo, hi;  // byte range written
+    sc_core::sc_time done;
+  };
+
   const CoreMemories memories_;
+  sc_core::sc_time issue_free_ = sc_core::SC_ZERO_TIME;
+  std::vector<InFlight> in_flight_;
   PerOpStats<VpuStats> stats_;
 };
 

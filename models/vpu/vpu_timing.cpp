@@ -1,5 +1,6 @@
 #include "models/vpu/vpu_timing.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tpusim::models {
@@ -15,7 +16,8 @@ VpuCost vpu_cost(const VpuSpec& spec, Hertz clock, const isa::VectorInstr& v) {
     for (std::uint64_t width = 1; width < v.cols; width *= 2) ++tree;
   }
   const std::uint64_t latency = t.latency.cycles(clock).value();
-  c.cycles = latency + (issue > 0 ? issue - 1 : 0) + tree;
+  c.issue_cycles = std::max<std::uint64_t>(1, issue);
+  c.cycles = latency + c.issue_cycles - 1 + tree;
   c.read_bytes_a = std::uint64_t{v.rows} * v.a_cols() * dtype_bytes(v.src_dtype);
   if (isa::vector_arity(v.op) == isa::VectorArity::kBinary)
     c.read_bytes_b = std::uint64_t{v.rows} * v.cols * dtype_bytes(v.src_dtype);

@@ -13,7 +13,8 @@
 namespace tpusim::models {
 
 struct VpuCost {
-  std::uint64_t cycles = 0;
+  std::uint64_t cycles = 0;        // first issue to last result
+  std::uint64_t issue_cycles = 0;  // cycles the pipeline's issue slots are taken (>= 1)
   std::uint64_t elements = 0;
   std::uint64_t read_bytes_a = 0;
   std::uint64_t read_bytes_b = 0;

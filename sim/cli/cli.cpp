@@ -24,8 +24,11 @@ void add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
 // Subcommands whose issues have not landed: their options are declared so --help shows what
 // they will take, and running them says so and exits 3.
 void add_pending(CLI::App& app, const char* name, const char* description, const char* issue) {
-  CLI::App* cmd = app.add_subcommand(name, description);
+  CLI::App* cmd = app.add_subcommand(name, std::string(description) + " (not implemented yet)");
+  // Any arguments are accepted, so the answer is always the same.
   cmd->allow_extras();
+  cmd->fallthrough(false);
+  cmd->prefix_command();
   cmd->final_callback([name, issue] {
     throw NotImplemented(std::string("tpusim ") + name + ": not implemented yet (" + issue + ")");
   });
@@ -91,6 +94,20 @@ int run_cli(int argc, char** argv) {
   disassemble->add_option("-o,--output", disasm_args.output, "Text to write (default: stdout)");
   add_pending(app, "sweep", "Run a parameter sweep", "issue #8, architecture exploration");
 
+  // CLI11 reports an unknown first word as "a subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known |= sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << "tpusim: error: unknown subcommand '" << argv[1] << "' (subcommands: " << names
+                << ")\n";
+      return kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -101,7 +118,11 @@ int run_cli(int argc, char** argv) {
     std::cout << "tpusim " << TPUSIM_VERSION << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "tpusim: error: " << e.what() << " (see tpusim --help)\n";
+    // Point at the help of the subcommand that was being parsed, when there was one.
+    std::string help = "tpusim --help";
+    for (const CLI::App* sub : app.get_subcommands({}))
+      if (sub->parsed()) help = "tpusim " + sub->get_name() + " --help";
+    std::cerr << "tpusim: error: " << e.what() << " (see " << help << ")\n";
     return kExitBadInput;
   } catch (const NotImplemented& e) {
     std::cerr << e.what() << "\n";
@@ -129,6 +150,10 @@ int run_cli(int argc, char** argv) {
     return kExitSimError;
   } catch (const sc_core::sc_report& e) {
     std::cerr << "simulation error: " << e.what() << "\n";
+    return kExitSimError;
+  } catch (const std::exception& e) {
+    // Not expected: every input problem is an InputError. Still one line, never a stack trace.
+    std::cerr << "internal error: " << e.what() << "\n";
     return kExitSimError;
   }
   return kExitOk;

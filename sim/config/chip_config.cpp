@@ -225,15 +225,21 @@ NocSpec read_noc(ConfigReader r) {
 EnergySpec read_energy(ConfigReader r) {
   EnergySpec s;
   const std::string table = r.req<std::string>("table");
-  const fs::path base = fs::path(r.where_of("table").file).parent_path();
-  s.table_path = (base / table).lexically_normal().generic_string();
+  // Relative to the file that names it, or to the working directory for a --set value. The
+  // resolved config records the absolute path, so a saved `tpusim config` output loads anywhere.
+  const SourceLocation where = r.where_of("table");
+  const bool from_override = where.line == 0 && where.file.rfind("--set ", 0) == 0;
+  const fs::path base = from_override ? fs::path() : fs::path(where.file).parent_path();
+  s.table_path = fs::absolute(base / table).lexically_normal().generic_string();
+  r.record("table", s.table_path);
   try {
     s.table = load_energy_table(s.table_path);
   } catch (const ConfigError& e) {
-    // A missing table is reported where the chip names it; errors inside it where they are.
+    // A missing table is reported where the chip names it; errors inside it where they are,
+    // saying which role the file was read in.
     if (e.key_path().empty() && e.where().file == s.table_path && e.where().line == 0)
       r.fail("table", "'" + s.table_path + "': " + e.message());
-    throw;
+    throw ConfigError(e.where(), e.key_path(), e.message() + " (in the energy table named by energy.table)");
   }
   s.static_power = r.opt<Watts>("static_power", s.static_power);
   r.finish();

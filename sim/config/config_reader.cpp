@@ -274,8 +274,8 @@ std::vector<ConfigReader> ConfigReader::list(const std::string& key) {
   ConfigNode* out = nullptr;
   if (resolved_) out = &resolved_->set(key, ConfigNode::seq({}));
   std::vector<ConfigReader> readers;
-  for (std::size_t i = 0; i < n.items().size(); ++i) {
-    const ConfigNode& item = n.items()[i];
+  std::size_t i = 0;
+  for (const ConfigNode& item : n.items()) {
     const std::string item_path = path_of(key) + "[" + std::to_string(i) + "]";
     if (!item.is_map()) throw ConfigError(item.where(), item_path, "expected a section of keys");
     ConfigNode* item_out = nullptr;
@@ -284,6 +284,7 @@ std::vector<ConfigReader> ConfigReader::list(const std::string& key) {
       item_out = &out->items().back();
     }
     readers.emplace_back(item, item_path, item_out);
+    ++i;
   }
   return readers;
 }

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <yaml-cpp/yaml.h>
 
@@ -68,10 +70,13 @@ ConfigNode& ConfigNode::set(const std::string& key, ConfigNode value) {
   return entries_.back().second;
 }
 
+ConfigNode& ConfigNode::append(const std::string& key, ConfigNode value) {
+  entries_.emplace_back(key, std::move(value));
+  return entries_.back().second;
+}
+
 void ConfigNode::erase(const std::string& key) {
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
-                                [&](const Entry& e) { return e.first == key; }),
-                 entries_.end());
+  entries_.remove_if([&](const Entry& e) { return e.first == key; });
 }
 
 namespace {
@@ -82,13 +87,14 @@ SourceLocation location_of(const YAML::Mark& mark, const std::string& file) {
 }
 
 // Aliases are expanded on conversion, so a few lines of anchors can stand for billions of nodes;
-// no real config comes near this budget.
-constexpr std::size_t kMaxNodes = 1'000'000;
+// no real config comes near these budgets (a chip preset has a few hundred values).
+constexpr std::size_t kMaxNodes = 100'000;
+constexpr std::uintmax_t kMaxFileBytes = 1024 * 1024;
 
 ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t& budget) {
   SourceLocation where = location_of(node.Mark(), file);
   if (budget-- == 0)
-    throw ConfigError(where, "", "document expands to more than 1000000 values (aliases nested too deep?)");
+    throw ConfigError(where, "", "more than 100000 values (counting what aliases expand to); not a chip config");
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -103,16 +109,19 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t&
     }
     case YAML::NodeType::Map: {
       ConfigNode out = ConfigNode::map(where);
+      std::unordered_set<std::string> seen;
       for (const auto& kv : node) {
         SourceLocation key_where = location_of(kv.first.Mark(), file);
         if (!kv.first.IsScalar())
           throw ConfigError(key_where, "", "a mapping key must be a plain name");
         const std::string key = kv.first.Scalar();
-        if (out.find(key))
+        if (key == "<<")
+          throw ConfigError(key_where, key, "YAML merge keys are not supported; use extends");
+        if (!seen.insert(key).second)
           throw ConfigError(key_where, key, "duplicate key (each key may appear once)");
         ConfigNode value = convert(kv.second, file, budget);
         value.set_key_where(key_where);
-        out.set(key, std::move(value));
+        out.append(key, std::move(value));
       }
       return out;
     }
@@ -125,6 +134,9 @@ std::string read_text(const std::string& path, const SourceLocation& referenced_
   if (fs::is_directory(path, ec))
     throw ConfigError(referenced_from.file.empty() ? SourceLocation{path} : referenced_from, "",
                       "'" + path + "' is a directory, not a config file");
+  if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) > kMaxFileBytes)
+    throw ConfigError(referenced_from.file.empty() ? SourceLocation{path} : referenced_from, "",
+                      "'" + path + "' is larger than 1 MiB; not a chip config");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const std::string why = fs::exists(path, ec) ? "cannot be read" : "no such file";
@@ -235,12 +247,16 @@ bool valid_key_segment(const std::string& s) {
 ConfigNode parse_yaml(const std::string& text, const std::string& file) {
   if (text.find('\0') != std::string::npos)
     throw ConfigError(SourceLocation{file, 1, 1}, "", "not a YAML text file (contains NUL bytes)");
-  YAML::Node doc;
+  std::vector<YAML::Node> docs;
   try {
-    doc = YAML::Load(text);
+    docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     throw ConfigError(location_of(e.mark, file), "", "invalid YAML: " + e.msg);
   }
+  if (docs.size() > 1)
+    throw ConfigError(location_of(docs[1].Mark(), file), "",
+                      "more than one YAML document ('---' starts another); a config is one document");
+  const YAML::Node doc = docs.empty() ? YAML::Node() : docs[0];
   std::size_t budget = kMaxNodes;
   return convert(doc, file, budget);
 }
@@ -255,17 +271,25 @@ void merge_into(ConfigNode& base, const ConfigNode& over) {
     base = over;
     return;
   }
+  // Indexed, so merging a large mapping stays linear.
+  std::unordered_map<std::string, ConfigNode*> index;
+  for (auto& [key, value] : base.entries()) index.emplace(key, &value);
   for (const auto& [key, value] : over.entries()) {
+    const auto it = index.find(key);
     if (value.is_null()) {
-      base.erase(key);
+      if (it != index.end()) {
+        base.erase(key);
+        index.erase(it);
+      }
       continue;
     }
-    ConfigNode* existing = base.find(key);
-    if (existing && existing->is_map() && value.is_map()) {
-      merge_into(*existing, value);
-      existing->set_key_where(value.key_where());
+    if (it == index.end()) {
+      index.emplace(key, &base.append(key, value));
+    } else if (it->second->is_map() && value.is_map()) {
+      merge_into(*it->second, value);
+      it->second->set_key_where(value.key_where());
     } else {
-      base.set(key, value);
+      *it->second = value;
     }
   }
 }

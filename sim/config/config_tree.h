@@ -4,7 +4,7 @@
 // file a value was written in, so configs are converted into this tree on load, merged here
 // (`extends`), overridden here (`--set`), and only then bound to a Spec by ConfigReader.
 
-#include <deque>
+#include <list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,18 +39,21 @@ class ConfigNode {
   const std::string& text() const { return text_; }
   bool quoted() const { return quoted_; }
 
-  // Map access, in document order. Deques, because readers keep pointers to children while
-  // siblings are appended, and a deque's push_back never moves existing elements.
-  const std::deque<Entry>& entries() const { return entries_; }
-  std::deque<Entry>& entries() { return entries_; }
+  // Map access, in document order. Lists, because readers keep pointers to children while
+  // siblings are appended (a list never moves its elements), and an empty list allocates
+  // nothing, which matters for a tree with a node per YAML value.
+  const std::list<Entry>& entries() const { return entries_; }
+  std::list<Entry>& entries() { return entries_; }
   const ConfigNode* find(const std::string& key) const;
   ConfigNode* find(const std::string& key);
   // Inserts or replaces, keeping the position of an existing key.
   ConfigNode& set(const std::string& key, ConfigNode value);
+  // Appends a key the caller knows is new (no search).
+  ConfigNode& append(const std::string& key, ConfigNode value);
   void erase(const std::string& key);
 
-  const std::deque<ConfigNode>& items() const { return items_; }
-  std::deque<ConfigNode>& items() { return items_; }
+  const std::list<ConfigNode>& items() const { return items_; }
+  std::list<ConfigNode>& items() { return items_; }
 
  private:
   Kind kind_ = Kind::kNull;
@@ -58,8 +61,8 @@ class ConfigNode {
   SourceLocation key_where_;
   std::string text_;
   bool quoted_ = false;
-  std::deque<Entry> entries_;
-  std::deque<ConfigNode> items_;
+  std::list<Entry> entries_;
+  std::list<ConfigNode> items_;
 };
 
 // Parses YAML text. Duplicate keys and non-scalar keys are errors. `file` names the text in errors.

@@ -184,8 +184,12 @@ Report derive_report(const ChipSpec& chip, const isa::Program& program,
     o.name = program.ops[id].name;
     o.kind = program.ops[id].kind;
     if (id < spans.size() && spans[id].seen()) {
-      o.start_cycle = static_cast<std::uint64_t>(std::floor(double(spans[id].start_ps) / period_ps + 1e-6));
-      o.end_cycle = static_cast<std::uint64_t>(std::ceil(double(spans[id].end_ps) / period_ps - 1e-6));
+      // Spans are whole picoseconds, so a time on a cycle edge may be off by half a picosecond
+      // (1e-3 of a cycle at GHz clocks); no operator runs past the end of the run.
+      o.start_cycle = static_cast<std::uint64_t>(std::floor(double(spans[id].start_ps) / period_ps + 1e-3));
+      o.end_cycle = std::min<std::uint64_t>(
+          cycles, static_cast<std::uint64_t>(std::ceil(double(spans[id].end_ps) / period_ps - 1e-3)));
+      o.start_cycle = std::min(o.start_cycle, o.end_cycle);
     }
     o.cycles = o.end_cycle - o.start_cycle;
     double op_pe_cycles = 0;

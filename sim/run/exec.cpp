@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -25,8 +26,8 @@ namespace {
 
 struct MemoryImage {
   std::uint64_t addr = 0;
+  std::uint64_t bytes = 0;
   std::string file;
-  std::vector<std::uint8_t> data;
 };
 
 std::uint64_t parse_number(const std::string& text, const std::string& spec) {
@@ -37,13 +38,16 @@ std::uint64_t parse_number(const std::string& text, const std::string& spec) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size())
+  if (used == 0 || used != text.size() || text[0] == '-')
     throw InputError("'" + spec + "': expected a number, got '" + text + "'");
   return v;
 }
 
-// "hbm:ADDR=FILE" (load) or "hbm:ADDR:BYTES=FILE" (dump).
-std::vector<MemoryImage> parse_images(const std::vector<std::string>& specs, bool dump) {
+// "hbm:ADDR=FILE" (load) or "hbm:ADDR:BYTES=FILE" (dump), checked against the memory and the
+// file system before anything is simulated.
+std::vector<MemoryImage> parse_images(const std::vector<std::string>& specs, bool dump,
+                                      const ChipSpec& chip) {
+  namespace fs = std::filesystem;
   std::vector<MemoryImage> out;
   for (const std::string& spec : specs) {
     const std::string form = dump ? "hbm:ADDR:BYTES=FILE" : "hbm:ADDR=FILE";
@@ -56,24 +60,39 @@ std::vector<MemoryImage> parse_images(const std::vector<std::string>& specs, boo
     const std::size_t colon = where.find(':');
     if (dump != (colon != std::string::npos)) throw InputError("'" + spec + "': expected " + form);
     image.addr = parse_number(where.substr(0, colon), spec);
+    std::error_code ec;
+    if (fs::is_directory(image.file, ec))
+      throw InputError(image.file + ": is a directory, not a file");
     if (dump) {
-      image.data.resize(parse_number(where.substr(colon + 1), spec));
+      image.bytes = parse_number(where.substr(colon + 1), spec);
+      const fs::path parent = fs::path(image.file).parent_path();
+      if (!parent.empty() && !fs::is_directory(parent, ec))
+        throw InputError(image.file + ": no such directory '" + parent.string() + "'");
     } else {
-      std::ifstream in(image.file, std::ios::binary);
-      if (!in) throw InputError(image.file + ": cannot read file");
-      image.data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      if (!fs::is_regular_file(image.file, ec)) throw InputError(image.file + ": no such file");
+      image.bytes = fs::file_size(image.file, ec);
+      if (ec) throw InputError(image.file + ": cannot read file");
     }
+    const std::uint64_t capacity = chip.memory.capacity.value();
+    if (image.addr > capacity || image.bytes > capacity - image.addr)
+      throw InputError("'" + spec + "': hbm range [" + std::to_string(image.addr) + ", +" +
+                       std::to_string(image.bytes) + ") is outside memory.capacity (" +
+                       std::to_string(capacity) + " B)");
     out.push_back(std::move(image));
   }
   return out;
 }
 
-void check_range(const MemoryImage& image, const ChipSpec& chip) {
-  const std::uint64_t capacity = chip.memory.capacity.value();
-  if (image.addr > capacity || image.data.size() > capacity - image.addr)
-    throw InputError(image.file + ": hbm range [" + std::to_string(image.addr) + ", +" +
-                     std::to_string(image.data.size()) + ") is outside memory.capacity (" +
-                     std::to_string(capacity) + " B)");
+std::vector<std::uint8_t> read_binary(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::uint8_t> data;
+  try {
+    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    throw InputError(path + ": cannot read file");
+  }
+  if (!in && !in.eof()) throw InputError(path + ": cannot read file");
+  return data;
 }
 
 void write_binary(const std::string& path, const std::vector<std::uint8_t>& data) {
@@ -84,6 +103,17 @@ void write_binary(const std::string& path, const std::vector<std::uint8_t>& data
     std::remove(temp.c_str());
     throw InputError(path + ": cannot write file");
   }
+}
+
+// The output directory exists (or is created) and takes files, before the run spends any time.
+void prepare_output_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec)) throw InputError(dir + ": cannot create output directory");
+  const fs::path probe = fs::path(dir) / ".tpusim-write-test";
+  if (!std::ofstream(probe).good()) throw InputError(dir + ": output directory is not writable");
+  fs::remove(probe, ec);
 }
 
 std::uint64_t peak_rss_bytes() {
@@ -99,8 +129,9 @@ int run_exec(const ExecCommandArgs& args) {
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   if (!args.functional && !(args.loads.empty() && args.dumps.empty()))
     throw InputError("--load and --dump need --functional (timing mode carries no data)");
-  const std::vector<MemoryImage> loads = parse_images(args.loads, false);
-  const std::vector<MemoryImage> dumps = parse_images(args.dumps, true);
+  const std::vector<MemoryImage> loads = parse_images(args.loads, false, chip.spec);
+  const std::vector<MemoryImage> dumps = parse_images(args.dumps, true, chip.spec);
+  if (!args.out.empty()) prepare_output_dir(args.out);
   isa::Program program = isa::read_program_file(args.program);
   isa::check(program, chip.spec);
 
@@ -113,14 +144,18 @@ int run_exec(const ExecCommandArgs& args) {
                                args.functional};
   models::Chip model("chip", ctx);
   for (const MemoryImage& image : loads) {
-    check_range(image, chip.spec);
-    model.memory().store().write(image.addr, image.data.data(), image.data.size());
+    const std::vector<std::uint8_t> data = read_binary(image.file);
+    model.memory().store().write(image.addr, data.data(), data.size());
   }
   const models::RunResult result = model.run();
-  for (MemoryImage image : dumps) {
-    check_range(image, chip.spec);
-    model.memory().store().read(image.addr, image.data.data(), image.data.size());
-    write_binary(image.file, image.data);
+  if (!result.deadlock.empty()) {
+    std::cerr << "simulation error: " << result.deadlock << "\n";
+    return kExitSimError;
+  }
+  for (const MemoryImage& image : dumps) {
+    std::vector<std::uint8_t> data(image.bytes);
+    model.memory().store().read(image.addr, data.data(), data.size());
+    write_binary(image.file, data);
   }
 
   Report report = derive_report(chip.spec, program,

@@ -281,12 +281,14 @@ TEST_CASE("chip config: energy table errors point into the table file", "[config
   const std::string table = replaced(tpusim::test::kEnergyTable, "  exp: 15 pJ\n", "");
   dir.write("energy.yaml", table);
   CHECK(error_of([&] { load_chip_config(chip); }) ==
-        dir.path("energy.yaml") + ":" + position_of(table, "vector_op") + ": vector_op.exp: missing required key");
+        dir.path("energy.yaml") + ":" + position_of(table, "vector_op") +
+            ": vector_op.exp: missing required key (in the energy table named by energy.table)");
   const std::string unsorted = replaced(tpusim::test::kEnergyTable, "macro: 1 MiB", "macro: 4 KiB");
   dir.write("energy.yaml", unsorted);
   CHECK(error_of([&] { load_chip_config(chip); }) ==
         dir.path("energy.yaml") + ":" + position_of(unsorted, "4 KiB") +
-            ": sram[1].macro: sram points must be listed by increasing macro size");
+            ": sram[1].macro: sram points must be listed by increasing macro size (in the energy "
+            "table named by energy.table)");
 }
 
 TEST_CASE("chip config: every preset in configs/chips validates", "[config][chip][presets]") {
@@ -302,4 +304,22 @@ TEST_CASE("chip config: every preset in configs/chips validates", "[config][chip
     ++presets;
   }
   CHECK(presets >= 8);
+}
+
+TEST_CASE("chip config: the energy table path is relative to its file, or to the working "
+          "directory for --set, and resolves to an absolute path", "[config][chip][energy]") {
+  TempDir dir;
+  const std::string chip = write_chip(dir);
+  const ChipConfig c = load_chip_config(chip);
+  CHECK(c.spec.energy.table_path == dir.path("energy.yaml"));
+  CHECK(find_path(c.resolved, "energy.table")->text() == dir.path("energy.yaml"));
+  // The resolved config, saved anywhere, loads to the same chip.
+  TempDir elsewhere;
+  const std::string saved = elsewhere.write("saved.yaml", to_yaml(c.resolved));
+  CHECK(load_chip_config(saved).spec.energy.table.name == "test-energy");
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path(""));
+  const ChipConfig relative = load_chip_config(chip, {"energy.table=energy.yaml"});
+  std::filesystem::current_path(cwd);
+  CHECK(relative.spec.energy.table_path == dir.path("energy.yaml"));
 }

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -196,4 +198,41 @@ TEST_CASE("cli: bad programs exit 2 with one line and leave no output file", "[c
   CHECK(c.exit_code == 2);
   CHECK_THAT(c.err, Catch::StartsWith("error: " + big + ":4:"));
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("cli: unusable program and output paths exit 2 with one line, before simulating",
+          "[cli][exec]") {
+  TempDir dir;
+  const std::string folder = dir.path("d.tasm");
+  std::filesystem::create_directories(folder);
+  const std::string empty = dir.write("empty.tasm", "; nothing but a comment\n");
+  const std::string program = "isa/examples/teach-4x4.tasm";
+  const std::string not_a_dir = dir.write("file.txt", "x");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"asm '" + folder + "' -o '" + dir.path("x.tbin") + "'", folder + ": is a directory"},
+      {"exec '" + folder + "'", folder + ": is a directory"},
+      {"exec '" + empty + "'", empty + ":1:1: no instructions"},
+      {"exec " + program + " -c teach-4x4 --functional --dump hbm:0:99999999999=" + dir.path("y.bin"),
+       "is outside memory.capacity"},
+      {"exec " + program + " -c teach-4x4 --functional --load hbm:0=" + dir.path(""),
+       "is a directory"},
+      {"exec " + program + " -c teach-4x4 --load hbm:0=" + not_a_dir, "need --functional"},
+      {"exec " + program + " -c teach-4x4 -o '" + not_a_dir + "'", "cannot create output directory"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    const Result r = run_tpusim(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Catch::Contains(message));
+  }
+}
+
+TEST_CASE("cli: pending subcommands take any arguments; unknown ones are named", "[cli]") {
+  const Result run = run_tpusim("run -c tpu-v4i -w bert --set a=b");
+  CHECK(run.exit_code == 3);
+  CHECK_THAT(run.err, Catch::StartsWith("tpusim run: not implemented yet"));
+  const Result unknown = run_tpusim("simulate");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::StartsWith("tpusim: error: unknown subcommand 'simulate'"));
 }

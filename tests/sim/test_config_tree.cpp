@@ -37,6 +37,12 @@ TEST_CASE("config tree: duplicate keys and bad YAML are errors with positions",
   const std::string dup = "a: 1\nb: 2\na: 3\n";
   CHECK(error_of([&] { parse_yaml(dup, "d.yaml"); }) ==
         "d.yaml:" + position_of(dup, "a: 3") + ": a: duplicate key (each key may appear once)");
+  const std::string two_docs = "a: 1\n---\nb: 2\n";
+  CHECK(error_of([&] { parse_yaml(two_docs, "m.yaml"); }) ==
+        "m.yaml:3:1: more than one YAML document ('---' starts another); a config is one document");
+  const std::string merge = "base: &b {x: 1}\nc:\n  <<: *b\n";
+  CHECK(error_of([&] { parse_yaml(merge, "y.yaml"); }) ==
+        "y.yaml:" + position_of(merge, "<<") + ": <<: YAML merge keys are not supported; use extends");
   const std::string broken = "a: [1, 2\nb: 3\n";
   CHECK_THAT(error_of([&] { parse_yaml(broken, "b.yaml"); }),
              Catch::StartsWith("b.yaml:") && Catch::Contains("invalid YAML"));
@@ -50,7 +56,7 @@ TEST_CASE("config tree: duplicate keys and bad YAML are errors with positions",
   }
   CHECK_THAT(error_of([&] { parse_yaml(bomb, "bomb.yaml"); }),
              Catch::StartsWith("bomb.yaml:") &&
-                 Catch::EndsWith("document expands to more than 1000000 values (aliases nested too deep?)"));
+                 Catch::EndsWith("more than 100000 values (counting what aliases expand to); not a chip config"));
   CHECK(error_of([&] { parse_yaml(std::string("a: 1\0b", 6), "n.yaml"); }) ==
         "n.yaml:1:1: not a YAML text file (contains NUL bytes)");
 }
@@ -65,6 +71,9 @@ TEST_CASE("config tree: empty, scalar and missing files are rejected at load", "
         scalar + ":1:1: expected a YAML mapping of keys at the top level; found a scalar or list");
   const std::string missing = dir.path("missing.yaml");
   CHECK(error_of([&] { load_config_file(missing); }) == missing + ": no such file");
+  const std::string huge = dir.write("huge.yaml", "a: [" + std::string(1100000, '1') + "]\n");
+  CHECK(error_of([&] { load_config_file(huge); }) ==
+        huge + ": '" + huge + "' is larger than 1 MiB; not a chip config");
   CHECK(error_of([&] { load_config_file(dir.path("")); }) ==
         dir.path("") + ": '" + dir.path("") + "' is a directory, not a config file");
 }

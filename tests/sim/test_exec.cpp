@@ -258,3 +258,21 @@ TEST_CASE("exec: vector ops take latency + issue cycles, reductions add their tr
           kDispatch + 64 + 64);
   }
 }
+
+TEST_CASE("exec: independent vector ops pipeline; dependent ones wait for the result",
+          "[exec][vpu]") {
+  const std::string wide = "--set core.vmem.port_width=64KiB";
+  // add [8,128] fp32: one issue cycle (1024 elements, 1024 slots), latency 2.
+  const std::uint64_t n = 10, latency = 2;
+  std::string independent = kHeader, chained = kHeader;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::string dst = std::to_string(65536 + i * 4096);
+    independent += "vpu.add dtype=fp32 shape=[8,128] dst=vmem:" + dst + " a=vmem:0 b=vmem:4096\n";
+    const std::string src = i == 0 ? "0" : std::to_string(65536 + (i - 1) * 4096);
+    chained += "vpu.add dtype=fp32 shape=[8,128] dst=vmem:" + dst + " a=vmem:" + src + " b=vmem:4096\n";
+  }
+  // Dispatched one per cycle, issued one per cycle: the last starts at cycle n.
+  CHECK(cycles_of(independent + "halt\n", wide) == n + latency);
+  // Each reads the one before: a full latency apart.
+  CHECK(cycles_of(chained + "halt\n", wide) == kDispatch + n * latency);
+}
