@@ -23,7 +23,6 @@ class Core : public sc_core::sc_module {
   std::uint32_t id() const { return id_; }
   std::vector<std::unique_ptr<DmaEngine>>& dma() { return dma_; }
   const Sequencer& sequencer() const { return *sequencer_; }
-  const Semaphores& semaphores() const { return semaphores_; }
   Sram& vmem() { return *vmem_; }
   Sram& accmem() { return *accmem_; }
   Sram* cmem() { return cmem_.get(); }

@@ -81,14 +81,13 @@ class PerOpStats {
 struct StatsSource {
   std::string path;  // sc_object name, e.g. "chip.core0.mxu1"
   std::string kind;  // "mxu", "vpu", "dma", "sram", "memory", "sequencer", "noc"
-  std::function<std::size_t()> ops;
   std::function<void(std::uint32_t op, StatsVisitor&)> visit_op;
   std::function<void(StatsVisitor&)> visit_total;
 
   template <class S>
   static StatsSource of(std::string path, std::string kind, const PerOpStats<S>& stats) {
     const PerOpStats<S>* p = &stats;
-    return StatsSource{std::move(path), std::move(kind), [p] { return p->ops(); },
+    return StatsSource{std::move(path), std::move(kind),
                        [p](std::uint32_t op, StatsVisitor& v) { visit_readonly(p->of(op), v); },
                        [p](StatsVisitor& v) { visit_readonly(p->total(), v); }};
   }

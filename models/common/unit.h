@@ -21,12 +21,10 @@ class Unit : public sc_core::sc_module {
 
   // Called by the sequencer's thread; blocks while the queue is full.
   void push(std::uint32_t instruction);
-  bool queue_full() const { return queue_.num_free() == 0; }
   // True when every pushed instruction has been taken and its work is complete.
   bool drained() const;
   // Blocks the calling thread until drained().
   void wait_drained();
-  sc_core::sc_time busy_until() const { return last_completion_; }
 
  protected:
   // Executes one non-sync instruction. Returns when the unit may take the next one; sets

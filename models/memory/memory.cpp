@@ -71,7 +71,7 @@ void Memory::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time&
   const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
   const std::uint64_t bytes = trans.get_data_length();
   const double done_s = dram_.empty()
-                            ? timing_.access(trans.get_address(), bytes, arrival.to_seconds()).done_s
+                            ? timing_.access(trans.get_address(), bytes, arrival.to_seconds())
                             : dram_access(trans.get_address(), bytes, trans.is_write(),
                                           arrival.to_seconds());
   const sc_core::sc_time done = sc_core::sc_time(done_s, sc_core::SC_SEC);

@@ -8,12 +8,11 @@ SimpleMemoryTiming::SimpleMemoryTiming(const MemorySpec& spec, Hertz core_clock)
     : ideal_(spec.model == MemoryModel::kIdeal),
       channel_bw_(spec.bandwidth.bytes_per_second(core_clock).value() / spec.channels),
       latency_s_(spec.latency.seconds(core_clock).value()),
-      channel_free_s_(spec.channels, 0.0),
-      busy_s_(spec.channels, 0.0) {}
+      channel_free_s_(spec.channels, 0.0) {}
 
-MemoryAccess SimpleMemoryTiming::access(std::uint64_t addr, std::uint64_t bytes, double now_s) {
-  MemoryAccess result{now_s, 0};
-  if (ideal_ || bytes == 0) return result;
+double SimpleMemoryTiming::access(std::uint64_t addr, std::uint64_t bytes, double now_s) {
+  double done = now_s;
+  if (ideal_ || bytes == 0) return done;
   // Split at interleave boundaries; each piece queues on its own channel.
   std::uint64_t at = addr;
   const std::uint64_t end = addr + bytes;
@@ -24,12 +23,10 @@ MemoryAccess SimpleMemoryTiming::access(std::uint64_t addr, std::uint64_t bytes,
     const double start = std::max(now_s, channel_free_s_[ch]);
     const double transfer = double(piece) / channel_bw_;
     channel_free_s_[ch] = start + transfer;
-    busy_s_[ch] += transfer;
-    result.done_s = std::max(result.done_s, start + transfer + latency_s_);
-    ++result.channels;
+    done = std::max(done, start + transfer + latency_s_);
     at += piece;
   }
-  return result;
+  return done;
 }
 
 }  // namespace tpusim::models

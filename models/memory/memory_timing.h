@@ -13,32 +13,24 @@ namespace tpusim::models {
 
 inline constexpr std::uint64_t kChannelInterleaveBytes = 256;
 
-struct MemoryAccess {
-  double done_s = 0;            // when the last byte has arrived
-  std::uint32_t channels = 0;   // channels touched
-};
-
 class SimpleMemoryTiming {
  public:
   SimpleMemoryTiming(const MemorySpec& spec, Hertz core_clock);
 
-  // A request of `bytes` at `addr` arriving at `now_s` seconds. Requests must arrive in
-  // non-decreasing time order (DMA engines synchronise before each one).
-  MemoryAccess access(std::uint64_t addr, std::uint64_t bytes, double now_s);
+  // A request of `bytes` at `addr` arriving at `now_s` seconds; returns when its last byte has
+  // arrived. Requests must arrive in non-decreasing time order (DMA engines synchronise before
+  // each one).
+  double access(std::uint64_t addr, std::uint64_t bytes, double now_s);
 
   std::uint32_t channel_of(std::uint64_t addr) const {
     return static_cast<std::uint32_t>((addr / kChannelInterleaveBytes) % channel_free_s_.size());
   }
-  // Seconds each channel spent moving data, for utilization.
-  const std::vector<double>& channel_busy_s() const { return busy_s_; }
-  double channel_bytes_per_second() const { return channel_bw_; }
 
  private:
   bool ideal_;
   double channel_bw_;
   double latency_s_;
   std::vector<double> channel_free_s_;
-  std::vector<double> busy_s_;
 };
 
 }  // namespace tpusim::models

@@ -13,8 +13,6 @@
 
 namespace tpusim::models {
 
-inline constexpr std::size_t kNumDTypes = 6;
-
 struct MxuStats {
   std::uint64_t weight_loads = 0;
   std::uint64_t matmuls = 0;

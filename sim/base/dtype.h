@@ -1,7 +1,9 @@
 #pragma once
 // Element data types shared by the ISA, the lowering and the models.
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -11,6 +13,8 @@ enum class DType : std::uint8_t { kInt8, kInt16, kInt32, kBf16, kFp32, kFp8 };
 
 inline constexpr DType kAllDTypes[] = {DType::kInt8, DType::kInt16, DType::kInt32,
                                        DType::kBf16, DType::kFp32,  DType::kFp8};
+
+inline constexpr std::size_t kNumDTypes = std::size(kAllDTypes);
 
 inline constexpr std::string_view dtype_name(DType t) {
   switch (t) {

@@ -43,8 +43,8 @@ int run_cli(int argc, char** argv) {
   app.fallthrough();  // global flags (-v, -q) also work after the subcommand
   int verbosity = 0;
   bool quiet = false;
-  app.add_flag("-v,--verbose", verbosity, "More log output (-vv for trace)");
-  app.add_flag("-q,--quiet", quiet, "Errors only");
+  app.add_flag("-v,--verbose", verbosity, "More log output on stderr (-vv for trace)");
+  app.add_flag("-q,--quiet", quiet, "Log errors only (results are still printed)");
 
   ConfigCommandArgs config_args;
   CLI::App* config = app.add_subcommand("config", "Print the fully resolved chip configuration");

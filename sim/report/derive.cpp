@@ -163,7 +163,6 @@ Report derive_report(const ChipSpec& chip, const isa::Program& program,
     }
   }
   r.noc_bytes = r.hbm_read_bytes + r.hbm_write_bytes;
-  r.peak_macs_per_cycle = used_pe_cycles > 0 ? all_pes * double(r.macs) / used_pe_cycles : all_pes;
   if (cycles > 0) {
     r.mxu_utilization = used_pe_cycles / (all_pes * double(cycles));
     r.vpu_utilization = vpu_busy / (double(chip.cores) * double(cycles));

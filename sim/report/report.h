@@ -62,7 +62,6 @@ struct Report {
   double seconds = 0;
   double clock_hz = 0;
   std::uint64_t macs = 0;
-  double peak_macs_per_cycle = 0;  // for the dtype mix the run used
   double mxu_utilization = 0;
   double vpu_utilization = 0;
   double memory_bandwidth_utilization = 0;

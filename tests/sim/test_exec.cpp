@@ -213,16 +213,19 @@ TEST_CASE("exec: trace.json has a named track per unit and events on them", "[ex
   CHECK(busy.size() >= 3);  // dma0, mxu0 and the memory were active
 }
 
-TEST_CASE("exec: a program that deadlocks is reported, not hung", "[exec][errors]") {
-  // s0 is signalled once but waited for twice: the checker's static count rule passes (one
-  // signal, ... no: two waits of 1 need two signals), so use an order deadlock instead.
+TEST_CASE("exec: a program that deadlocks is rejected before it runs", "[exec][errors]") {
+  // Every semaphore is signalled as often as it is waited for, but in a cycle: dma0 waits for s0,
+  // which mxu0 signals only after s1, which dma0 signals only after s0. The checker's abstract
+  // run stops at the cycle's first wait, line 3 (after the two header lines).
   const std::string program = kHeader +
                               "sem.wait dma0 s0\nsem.signal dma0 s1\n"
                               "sem.wait mxu0 s1\nsem.signal mxu0 s0\n"
                               "sem.wait vpu s2\nsem.signal mxu0 s2\nhalt\n";
   const Run r = exec(program);
-  CHECK((r.exit_code == 1 || r.exit_code == 2));
-  CHECK_THAT(r.err, Catch::Contains("deadlock") || Catch::Contains("wait"));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("error: ") &&
+                        Catch::EndsWith(":3:1: sem.wait: deadlock: this wait never completes (core 0 "
+                                        "s0 holds 0 of the 1 it needs when every unit has stopped)\n"));
 }
 
 TEST_CASE("exec: a barrier holds every core until all have drained their earlier work",
