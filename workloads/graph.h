@@ -39,6 +39,7 @@ struct Tensor {
   Shape shape;
   DType dtype = DType::kBf16;
   TensorRole role = TensorRole::kActivation;
+  SourceLocation where;  // where it was declared (or first produced), for error messages
 
   std::int64_t elements() const;
   std::int64_t bytes() const { return elements() * dtype_bytes(dtype); }
@@ -107,12 +108,30 @@ struct Op {
 
 struct Graph {
   std::string name;
+  SourceLocation where;  // the file it came from, for errors that belong to no single line
   std::vector<Tensor> tensors;
   std::vector<Op> ops;  // topological order: every input is a graph input/weight or an earlier output
 
   const Tensor& tensor(TensorId id) const { return tensors.at(id); }
   std::optional<TensorId> find_tensor(std::string_view name) const;
 };
+
+// Limits that keep every size computation inside int64 (and garbage input from allocating the
+// machine): each dimension and attribute below 2^31, each tensor below 2^48 elements.
+inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 31;
+inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 48;
+
+// Product of the dimensions (1 for a scalar); saturates at INT64_MAX instead of wrapping.
+std::int64_t shape_elements(const Shape& shape);
+
+// "[12,128,64]"; "[]" for a scalar.
+std::string shape_str(const Shape& shape);
+
+// The element type of an operator's output when its tensor is not declared: the data input's
+// dtype, int32 for integer matmul/conv (exact int8 x int8 accumulation), the table's for
+// embedding. A declared output may instead be fp32 for a floating matmul/conv (the accumulator).
+// Throws WorkloadError at op.where when the inputs' dtypes do not fit the operator.
+DType infer_output_dtype(const Graph& graph, const Op& op);
 
 // Multiply-accumulates of one operator, from its shapes alone (0 for non-MXU operators):
 // conv2d  N*OH*OW*Cout*KH*KW*(Cin/groups);  matmul  batch*M*N*K.
