@@ -96,6 +96,7 @@ class Builder {
   std::vector<bool> written_;
   std::vector<bool> shape_declared_;
   std::vector<bool> dtype_declared_;
+  std::unordered_map<std::string, SourceLocation> op_names_;
 };
 
 std::string Builder::resolve(const Scope& scope, const std::string& name) const {
@@ -322,6 +323,8 @@ void Builder::read_op(const YAML::Node& node, Scope& scope) {
   op.name = local + scope.suffix;
   op.where = location(node, file_);
   r.set_context("op '" + op.name + "'");
+  if (auto [it, fresh] = op_names_.emplace(op.name, op.where); !fresh)
+    r.fail("name", "duplicate op name (first defined at " + it->second.str() + ")");
   const std::string kind = r.str("op");
   const bool linear = kind == "linear";
   const auto parsed = linear ? std::optional<OpKind>(OpKind::kMatmul) : op_kind_from_name(kind);
@@ -343,7 +346,7 @@ void Builder::read_op(const YAML::Node& node, Scope& scope) {
     if (shape_elements(w.shape) > kMaxElements) r.fail("", "implicit weight is too large");
     op.inputs.push_back(add_tensor(std::move(w)));
   };
-  const Shape& x = g_.tensor(op.inputs.at(0)).shape;
+  const Shape x = g_.tensor(op.inputs.at(0)).shape;  // a copy: implicit weights grow g_.tensors
   OpAttrs& a = op.attrs;
   switch (op.kind) {
     case OpKind::kConv2d: {
