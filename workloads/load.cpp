@@ -1,0 +1,23 @@
+#include "workloads/load.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "workloads/scalesim_csv.h"
+#include "workloads/yaml_graph.h"
+
+namespace tpusim::workloads {
+
+Graph load_workload(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == ".yaml" || ext == ".yml") return load_graph_yaml(path);
+  if (ext == ".csv") return load_scalesim_csv(path, DType::kBf16);
+  throw WorkloadError(SourceLocation{path, 0, 0},
+                      "unknown workload format '" + ext +
+                          "': expected a YAML graph (.yaml, .yml) or a SCALE-Sim topology (.csv)");
+}
+
+}  // namespace tpusim::workloads
