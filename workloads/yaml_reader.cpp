@@ -194,7 +194,7 @@ YAML::Node MapReader::get(std::string_view key) const {
 YAML::Node MapReader::required(std::string_view key) const {
   const Entry* e = find(key);
   if (!e) fail(map_, key, "missing required key");
-  if (e->value.IsNull()) fail(e->value, key, "has no value");
+  if (e->value.IsNull()) fail(e->key_node, key, "has no value");  // a null's mark is past it
   return e->value;
 }
 
