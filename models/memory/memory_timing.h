@@ -1,7 +1,9 @@
 #pragma once
 // The simple off-chip memory: `channels` independent channels share the peak bandwidth equally;
 // consecutive 256 B blocks of the address space go to consecutive channels, so a stream spreads
-// over all of them. A request occupies its channel for bytes / channel bandwidth and its data
+// over all of them. The channel is the sum of the block number's base-`channels` digits, as
+// memory controllers hash upper address bits into the channel: a power-of-two stride (the rows
+// of a tile cut from a wider matrix) then also spreads instead of hitting a few channels. A request occupies its channel for bytes / channel bandwidth and its data
 // arrives `latency` after that. `ideal` memory (SCALE-Sim's assumption) answers at once.
 
 #include <cstdint>
@@ -23,7 +25,12 @@ class SimpleMemoryTiming {
   double access(std::uint64_t addr, std::uint64_t bytes, double now_s);
 
   std::uint32_t channel_of(std::uint64_t addr) const {
-    return static_cast<std::uint32_t>((addr / kChannelInterleaveBytes) % channel_free_s_.size());
+    const std::uint64_t channels = channel_free_s_.size();
+    if (channels == 1) return 0;
+    std::uint64_t digits = 0;
+    for (std::uint64_t block = addr / kChannelInterleaveBytes; block != 0; block /= channels)
+      digits += block % channels;
+    return static_cast<std::uint32_t>(digits % channels);
   }
 
  private:

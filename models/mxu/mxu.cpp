@@ -11,6 +11,14 @@ Mxu::Mxu(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& semaph
       memories_(memories),
       timing_(ctx.spec.core.mxu, ctx.spec.clock, ctx.spec.core.vmem.port_width.value()) {}
 
+// A stream narrower than a port (128 bf16 inputs a cycle against a 4 KiB port) shares the
+// port with other streams through the SRAM's banks: it takes the port's bandwidth, bytes / width
+// port-cycles, not the port itself for the whole stream.
+std::uint64_t Mxu::port_cycles(const Sram& sram, std::uint64_t bytes) {
+  const std::uint64_t width = sram.spec().port_width.value();
+  return std::max<std::uint64_t>(1, (bytes + width - 1) / width);
+}
+
 void Mxu::wait_until_cycle(std::uint64_t cycle) {
   const sc_core::sc_time at = ctx_.cycles(cycle);
   if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
@@ -24,7 +32,8 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
     wait_until_cycle(t.start);
     if (ctx_.functional) datapath_.load_weights(*lw, memories_.vmem->data());
     const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
-    memories_.vmem->hold(sc_core::sc_time_stamp(), t.end - t.start, bytes, false, inst.op);
+    memories_.vmem->hold(sc_core::sc_time_stamp(), port_cycles(*memories_.vmem, bytes), bytes, false,
+                         inst.op);
     ++s.weight_loads;
     s.weight_load_cycles += t.end - t.start;
     s.weight_bytes += bytes;
@@ -46,14 +55,15 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
   const std::uint64_t result_bytes = std::uint64_t{mm.m} * mm.n * 4;
   const std::uint64_t output_bytes = result_bytes * (mm.accumulate ? 2 : 1);
-  memories_.vmem->hold(sc_core::sc_time_stamp(), t.stream_cycles, input_bytes, false, inst.op);
+  memories_.vmem->hold(sc_core::sc_time_stamp(), port_cycles(*memories_.vmem, input_bytes), input_bytes,
+                       false, inst.op);
   // Results leave the array a row per cycle, at the rate rows went in; the accumulator port is
   // held for that long (a read-modify-write when accumulating), so DMA stores and VPU reads of
   // accumulators contend with it. Held from the start, as reservations are made in time order.
   const std::uint64_t width = ctx_.spec.core.accmem.port_width.value();
-  const std::uint64_t port_cycles = std::max<std::uint64_t>(
+  const std::uint64_t acc_port_cycles = std::max<std::uint64_t>(
       t.stream_cycles, (output_bytes + width - 1) / width);
-  memories_.accmem->hold(sc_core::sc_time_stamp(), port_cycles, result_bytes, true, inst.op);
+  memories_.accmem->hold(sc_core::sc_time_stamp(), acc_port_cycles, result_bytes, true, inst.op);
   if (mm.accumulate) memories_.accmem->count(result_bytes, false, inst.op);
   ++s.matmuls;
   s.stream_cycles += t.stream_cycles;

@@ -54,6 +54,7 @@ class Mxu : public Unit {
 
  private:
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
+  static std::uint64_t port_cycles(const Sram& sram, std::uint64_t bytes);
   void wait_until_cycle(std::uint64_t cycle);
 
   const CoreMemories memories_;
