@@ -1,0 +1,193 @@
+#include "isa/lower/emitter.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+namespace tpusim::isa::lower_detail {
+
+std::uint64_t Transfer::bytes() const {
+  std::uint64_t total = elem;
+  for (std::uint64_t c : count) total *= c;
+  return total;
+}
+
+Emitter::Emitter(const ChipSpec& chip) : chip_(chip) { program_.file_name = "<lowered>"; }
+
+std::uint32_t Emitter::begin_op(const std::string& kind, const std::string& name) {
+  const auto id = static_cast<std::uint32_t>(program_.ops.size());
+  std::string printable;
+  for (char c : name) printable += (c == '"' || c == '\\' || c < 0x20 || c > 0x7e) ? '_' : c;
+  program_.ops.push_back(OpInfo{id, kind, printable});
+  return id;
+}
+
+void Emitter::emit(InstrBody body) {
+  assert(!program_.ops.empty());
+  Instruction inst;
+  inst.core = core_;
+  inst.op = static_cast<std::uint32_t>(program_.ops.size() - 1);
+  inst.body = std::move(body);
+  program_.instructions.push_back(std::move(inst));
+}
+
+namespace {
+
+// Unit dimensions carry nothing; a dimension whose stride equals the run on both sides is part
+// of the run. Folding them keeps descriptors short and runs long.
+void simplify(Transfer& t) {
+  for (std::size_t i = t.count.size(); i-- > 0;) {
+    if (t.count[i] == 1) {
+      t.count.erase(t.count.begin() + i);
+      t.src_stride.erase(t.src_stride.begin() + i);
+      t.dst_stride.erase(t.dst_stride.begin() + i);
+    }
+  }
+  while (!t.count.empty() && t.src_stride.back() == t.elem && t.dst_stride.back() == t.elem &&
+         t.elem * t.count.back() <= std::numeric_limits<std::uint32_t>::max()) {
+    t.elem *= t.count.back();
+    t.count.pop_back();
+    t.src_stride.pop_back();
+    t.dst_stride.pop_back();
+  }
+  if (t.count.empty()) {
+    t.count = {1};
+    t.src_stride = {t.elem};
+    t.dst_stride = {t.elem};
+  }
+}
+
+}  // namespace
+
+void Emitter::dma(std::uint8_t engine, Transfer t) {
+  simplify(t);
+  assert(t.count.size() <= kMaxDmaDims);
+  DmaInstr d;
+  d.store = t.store;
+  d.engine = engine;
+  d.src = t.src;
+  d.dst = t.dst;
+  d.elem_bytes = static_cast<std::uint32_t>(t.elem);
+  d.dims = static_cast<std::uint8_t>(t.count.size());
+  for (std::size_t i = 0; i < t.count.size(); ++i) {
+    d.count[i] = static_cast<std::uint32_t>(t.count[i]);
+    d.src_stride[i] = static_cast<std::uint32_t>(t.src_stride[i]);
+    d.dst_stride[i] = static_cast<std::uint32_t>(t.dst_stride[i]);
+  }
+  emit(d);
+}
+
+void Emitter::vector(VectorOp op, DType dtype, DType src_dtype, std::uint32_t rows,
+                     std::uint32_t cols, VectorOperand dst, VectorOperand a, VectorOperand b,
+                     float scale) {
+  VectorInstr v;
+  v.op = op;
+  v.dtype = dtype;
+  v.src_dtype = vector_op_converts(op) ? src_dtype : dtype;
+  v.rows = rows;
+  v.cols = cols;
+  v.dst = dst;
+  v.a = a;
+  if (vector_arity(op) == VectorArity::kBinary) v.b = b;
+  if (op == VectorOp::kRequantize) v.scale = scale;
+  const auto& vpu = chip_.core.vpu;
+  vpu_cycles_ += std::ceil(double(rows) * cols /
+                           (double(vpu.lanes) * vpu.sublanes * vpu.ops[std::size_t(op)].throughput));
+  emit(v);
+}
+
+std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfers,
+                                      std::uint64_t split_bytes, std::uint32_t engines) {
+  std::vector<Transfer> pieces;
+  for (Transfer& t : transfers) {
+    if (t.bytes() == 0) continue;
+    simplify(t);
+    const std::uint64_t outer = t.count.front();
+    const std::uint64_t parts = std::min<std::uint64_t>(
+        {outer, engines, std::max<std::uint64_t>(1, t.bytes() / std::max<std::uint64_t>(1, split_bytes))});
+    if (t.count.size() == 1 && t.count.front() == 1) {
+      // One contiguous run: cut the run itself.
+      const std::uint64_t run_parts = std::min<std::uint64_t>(
+          engines, std::max<std::uint64_t>(1, t.elem / std::max<std::uint64_t>(1, split_bytes)));
+      std::uint64_t done = 0;
+      for (std::uint64_t p = 0; p < run_parts; ++p) {
+        const std::uint64_t n = t.elem / run_parts + (p < t.elem % run_parts ? 1 : 0);
+        Transfer piece = t;
+        piece.elem = n;
+        piece.src_stride = {n};
+        piece.dst_stride = {n};
+        piece.src.addr += done;
+        piece.dst.addr += done;
+        pieces.push_back(std::move(piece));
+        done += n;
+      }
+      continue;
+    }
+    if (parts <= 1) {
+      pieces.push_back(std::move(t));
+      continue;
+    }
+    std::uint64_t first = 0;
+    for (std::uint64_t p = 0; p < parts; ++p) {
+      const std::uint64_t n = outer / parts + (p < outer % parts ? 1 : 0);
+      Transfer piece = t;
+      piece.count.front() = n;
+      piece.src.addr += first * t.src_stride.front();
+      piece.dst.addr += first * t.dst_stride.front();
+      pieces.push_back(std::move(piece));
+      first += n;
+    }
+  }
+  // Largest first onto the least-loaded engine: a balanced split without reordering effects,
+  // since all pieces of one group complete before the group's hand-off fires.
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const Transfer& a, const Transfer& b) { return a.bytes() > b.bytes(); });
+  std::vector<std::uint64_t> load(engines, 0);
+  for (Transfer& t : pieces) {
+    const auto engine = static_cast<std::uint8_t>(
+        std::min_element(load.begin(), load.end()) - load.begin());
+    load[engine] += t.bytes();
+    e.dma(engine, std::move(t));
+  }
+  return load;
+}
+
+void Handoff::post(Emitter& e) const {
+  for (const Unit& producer : from)
+    for (std::uint16_t sem : sems) e.signal(producer, sem);
+}
+
+void Handoff::take(Emitter& e) const {
+  for (std::size_t i = 0; i < to.size(); ++i)
+    e.wait(to[i], sems[i], static_cast<std::uint32_t>(from.size()));
+}
+
+Handoff SemaphorePool::handoff(std::vector<Unit> from, std::vector<Unit> to) {
+  Handoff h;
+  for (std::size_t i = 0; i < to.size(); ++i) {
+    if (next_ >= count_)
+      throw WorkloadError({}, "the lowering needs more than " + std::to_string(count_) +
+                                  " semaphores per core (core.sequencer.semaphores)");
+    h.sems.push_back(static_cast<std::uint16_t>(next_++));
+  }
+  h.from = std::move(from);
+  h.to = std::move(to);
+  return h;
+}
+
+std::vector<Unit> dma_units(const ChipSpec& chip) {
+  std::vector<Unit> units;
+  for (std::uint32_t i = 0; i < chip.core.dma.engines; ++i)
+    units.push_back(Unit{UnitKind::kDma, static_cast<std::uint8_t>(i)});
+  return units;
+}
+
+std::vector<Unit> mxu_units(const ChipSpec& chip) {
+  std::vector<Unit> units;
+  for (std::uint32_t i = 0; i < chip.core.mxu.count; ++i)
+    units.push_back(Unit{UnitKind::kMxu, static_cast<std::uint8_t>(i)});
+  return units;
+}
+
+}  // namespace tpusim::isa::lower_detail

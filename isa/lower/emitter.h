@@ -1,0 +1,93 @@
+#pragma once
+// Instruction emission for the lowering: the program under construction, DMA descriptors shaped
+// and split over engines, and the semaphore hand-offs that order units (isa/lower/README.md).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "isa/program.h"
+#include "sim/base/spec/chip_spec.h"
+
+namespace tpusim::isa::lower_detail {
+
+// One DMA transfer before it is assigned to an engine: a box of up to four dimensions.
+struct Transfer {
+  bool store = false;
+  Address src;
+  Address dst;
+  std::uint64_t elem = 0;
+  std::vector<std::uint64_t> count;       // outermost first
+  std::vector<std::uint64_t> src_stride;  // bytes
+  std::vector<std::uint64_t> dst_stride;
+  std::uint64_t bytes() const;
+};
+
+class Emitter {
+ public:
+  explicit Emitter(const ChipSpec& chip);
+
+  const ChipSpec& chip() const { return chip_; }
+  std::uint32_t begin_op(const std::string& kind, const std::string& name);
+  void set_core(std::uint16_t core) { core_ = core; }
+  std::uint16_t core() const { return core_; }
+
+  void emit(InstrBody body);
+  // Emits a transfer on one engine, after dropping unit dimensions and folding dense inner
+  // dimensions into the contiguous run (fewer runs: faster DMA and faster simulation).
+  void dma(std::uint8_t engine, Transfer t);
+  void vector(VectorOp op, DType dtype, DType src_dtype, std::uint32_t rows, std::uint32_t cols,
+              VectorOperand dst, VectorOperand a, VectorOperand b = {}, float scale = 0.0f);
+  void signal(Unit unit, std::uint16_t sem) { emit(SemSignal{unit, sem}); }
+  void wait(Unit unit, std::uint16_t sem, std::uint32_t count) { emit(SemWait{unit, sem, count}); }
+  void barrier() { emit(Barrier{}); }
+
+  // Issue-bound vector-unit cycles of everything emitted so far (all cores), for estimates.
+  double vpu_cycles() const { return vpu_cycles_; }
+
+  Program take() { return std::move(program_); }
+  const Program& program() const { return program_; }
+
+ private:
+  const ChipSpec& chip_;
+  Program program_;
+  std::uint16_t core_ = 0;
+  double vpu_cycles_ = 0;
+};
+
+// Spreads a group of transfers over DMA engines 0..engines-1: each transfer larger than
+// `split_bytes` is cut along its outermost dimension, then pieces go to the least-loaded engine.
+// Returns the bytes given to each engine.
+std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfers,
+                                      std::uint64_t split_bytes, std::uint32_t engines);
+
+// A one-way notification from every unit in `from` to every unit in `to`, on one core: each
+// consumer owns one semaphore; every producer signals it once, the consumer takes |from|.
+struct Handoff {
+  std::vector<Unit> from;
+  std::vector<Unit> to;
+  std::vector<std::uint16_t> sems;  // one per consumer
+  void post(Emitter& e) const;
+  void take(Emitter& e) const;
+};
+
+// Hands out semaphores of one core for one operator; the schedule guarantees every signal is
+// taken before the operator ends, so the next operator may reuse them.
+class SemaphorePool {
+ public:
+  explicit SemaphorePool(std::uint32_t count) : count_(count) {}
+  Handoff handoff(std::vector<Unit> from, std::vector<Unit> to);
+
+ private:
+  std::uint32_t count_;
+  std::uint32_t next_ = 0;
+};
+
+std::vector<Unit> dma_units(const ChipSpec& chip);
+std::vector<Unit> mxu_units(const ChipSpec& chip);
+inline Unit vpu_unit() { return Unit{UnitKind::kVpu, 0}; }
+
+inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+inline std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
+
+}  // namespace tpusim::isa::lower_detail

@@ -1,0 +1,314 @@
+// The tiled, double-buffered matrix product every MXU operator lowers to (README "GEMM").
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "isa/lower/lower_impl.h"
+
+namespace tpusim::isa::lower_detail {
+
+using workloads::OpKind;
+
+namespace {
+
+struct Tiles {
+  std::uint64_t m = 0, n = 0, k = 0;
+  double compute_cycles = 0, memory_cycles = 0, estimate = 0;
+  std::uint64_t hbm_bytes = 0, vmem = 0, accmem = 0;
+};
+
+std::uint64_t vmem_need(const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
+                        std::uint64_t tk) {
+  const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
+  return 2 * (tm * tk + tk * tn) * ei + 2 * tm * tn * eo + 4 * tn + 3 * 64;
+}
+
+// Busy cycles of one MXU for one step: each (weight tile, row block) pair costs the larger of
+// streaming its rows and loading its weights, which the shadow buffer overlaps.
+double step_mxu_cycles(const ChipSpec& chip, std::uint64_t mc, std::uint64_t nc, std::uint64_t kc) {
+  const auto& mxu = chip.core.mxu;
+  const std::uint64_t nsubs = ceil_div(nc, mxu.cols), ksubs = ceil_div(kc, mxu.rows);
+  const std::uint64_t mparts = std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, ceil_div(mc, 8)));
+  const std::uint64_t items = nsubs * mparts;
+  const std::uint64_t per_mxu = ceil_div(items, mxu.count);
+  const double rows = double(ceil_div(mc, mparts));
+  const double weight_rows = double(std::min<std::uint64_t>(kc, mxu.rows));
+  return double(per_mxu * ksubs) * std::max(rows, weight_rows);
+}
+
+Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
+               std::uint64_t tk) {
+  Tiles t{tm, tn, tk};
+  const std::uint64_t mb = ceil_div(p.m, tm), nb = ceil_div(p.n, tn), kb = ceil_div(p.k, tk);
+  const std::uint64_t tiles = p.batch * mb * nb;
+  const std::uint64_t tiles_per_core = ceil_div(tiles, ctx.cores());
+  t.compute_cycles = double(tiles_per_core * kb) * step_mxu_cycles(ctx.chip, std::min(tm, p.m),
+                                                                   std::min(tn, p.n), std::min(tk, p.k));
+  const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
+  t.hbm_bytes = p.batch * (nb * p.m * p.k * ei + mb * p.k * p.n * ei + p.m * p.n * eo);
+  t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
+  // Each step also pays a small fixed cost (its hand-off instructions through the sequencer).
+  // Nothing overlaps the first step's loads (pipeline fill) or the last tile's read-out and store
+  // (drain), so smaller k-blocks shorten the fill at no cost in traffic.
+  const double per_step = 32;
+  const double fill = double((tm * tk + tk * tn) * ei) / ctx.hbm_bytes_per_cycle();
+  const double drain = double(tm * tn * eo) / ctx.hbm_bytes_per_cycle() +
+                       double(tm * tn) / (double(ctx.chip.core.vpu.lanes) * ctx.chip.core.vpu.sublanes);
+  t.estimate = std::max(t.compute_cycles, t.memory_cycles) + double(tiles_per_core * kb) * per_step + fill + drain;
+  t.vmem = vmem_need(p, tm, tn, tk);
+  t.accmem = 2 * tm * tn * 4;
+  return t;
+}
+
+std::vector<std::uint64_t> candidates(std::uint64_t full, std::uint64_t unit) {
+  std::vector<std::uint64_t> c;
+  for (std::uint64_t v = unit; v < full; v *= 2) c.push_back(v);
+  c.push_back(full);
+  return c;
+}
+
+Tiles choose_tiles(const OpContext& ctx, const GemmProblem& p) {
+  const auto& core = ctx.chip.core;
+  Tiles best;
+  bool found = false;
+  for (std::uint64_t tk : candidates(p.k, core.mxu.rows))
+    for (std::uint64_t tn : candidates(round_up(p.n, core.mxu.cols), core.mxu.cols))
+      for (std::uint64_t tm : candidates(p.m, 8)) {
+        const std::uint64_t tn_eff = std::min(tn, p.n);
+        if (vmem_need(p, tm, tn_eff, tk) > core.vmem.capacity.value()) continue;
+        if (2 * tm * tn_eff * 4 > core.accmem.capacity.value()) continue;
+        const Tiles t = evaluate(ctx, p, tm, tn_eff, tk);
+        // Within 1% of the best estimate, prefer fewer steps (fewer instructions, less risk).
+        const auto steps = [&](const Tiles& x) {
+          return ceil_div(p.m, x.m) * ceil_div(p.n, x.n) * ceil_div(p.k, x.k);
+        };
+        if (!found || t.estimate < best.estimate * 0.99 ||
+            (t.estimate <= best.estimate * 1.01 && steps(t) < steps(best))) {
+          best = t;
+          found = true;
+        }
+      }
+  if (!found)
+    ctx.fail("no tile of " + std::to_string(p.m) + " x " + std::to_string(p.n) + " x " +
+             std::to_string(p.k) + " fits vmem (" + std::to_string(core.vmem.capacity.value()) +
+             " B) and accmem (" + std::to_string(core.accmem.capacity.value()) + " B)");
+  return best;
+}
+
+struct TileRef {
+  std::uint64_t b, m0, mc, n0, nc;
+};
+
+}  // namespace
+
+void emit_gemm(OpContext& ctx, const GemmProblem& p) {
+  Emitter& e = ctx.e;
+  const auto& mxu = ctx.chip.core.mxu;
+  const Tiles tiles = choose_tiles(ctx, p);
+  const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
+  const DType acc_type = accumulator_dtype(p.in_dtype);
+  const std::uint64_t tm = tiles.m, tn = tiles.n, tk = tiles.k;
+  const std::uint64_t pitch_a = tk * ei;
+  const std::uint64_t pitch_b = p.b_transposed ? tk * ei : tn * ei;
+  const std::uint64_t pitch_acc = tn * 4, pitch_out = tn * eo;
+
+  OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+  OnChip accmem(Space::kAccmem, ctx.chip.core.accmem.capacity.value());
+  Address a_buf[2], b_buf[2], out_buf[2], acc_buf[2];
+  for (int i = 0; i < 2; ++i) {
+    a_buf[i] = vmem.take(tm * pitch_a, "the A tile");
+    b_buf[i] = vmem.take(tk * tn * ei, "the B tile");
+    out_buf[i] = vmem.take(tm * pitch_out, "the output tile");
+    acc_buf[i] = accmem.take(tm * pitch_acc, "the accumulator tile");
+  }
+  // The bias, widened once to the accumulator type, and a row of sixes for relu6.
+  const TensorPlacement* bias = ctx.epilogue_bias;
+  const bool relu6 = std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kRelu6) > 0;
+  const bool needs_float = relu6 || std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kGelu) > 0;
+  const DType epi_type = needs_float ? DType::kFp32 : acc_type;
+  std::uint64_t bias_len = 0;
+  Address bias_raw, bias_wide, six_row;
+  if (bias) {
+    bias_len = static_cast<std::uint64_t>(bias->shape.back());
+    bias_raw = vmem.take(bias_len * dtype_bytes(bias->dtype), "the bias");
+    bias_wide = vmem.take(bias_len * 4, "the widened bias");
+  }
+  const TensorPlacement* six = nullptr;
+  if (relu6) {
+    six = ctx.constant(ctx.op.name + ".six", {1, static_cast<std::int64_t>(tn)}, TensorInit::kConstant, 6.0);
+    six_row = vmem.take(tn * 4, "the relu6 bound");
+  }
+
+  // Output tiles, round-robin over cores; m outer so consecutive tiles share A rows.
+  std::vector<TileRef> all;
+  for (std::uint64_t b = 0; b < p.batch; ++b)
+    for (std::uint64_t m0 = 0; m0 < p.m; m0 += tm)
+      for (std::uint64_t n0 = 0; n0 < p.n; n0 += tn)
+        all.push_back({b, m0, std::min(tm, p.m - m0), n0, std::min(tn, p.n - n0)});
+  const std::uint64_t kblocks = ceil_div(p.k, tk);
+  const std::uint32_t engines = ctx.engines();
+  std::vector<Unit> dmas = dma_units(ctx.chip);
+  dmas.resize(engines);
+  const std::vector<Unit> mxus = mxu_units(ctx.chip);
+  const std::vector<Unit> vpu = {vpu_unit()};
+
+  for (std::uint16_t core = 0; core < ctx.cores(); ++core) {
+    std::vector<TileRef> mine;
+    for (std::size_t i = core; i < all.size(); i += ctx.cores()) mine.push_back(all[i]);
+    if (mine.empty()) continue;
+    e.set_core(core);
+    SemaphorePool pool(ctx.chip.core.sequencer.semaphores);
+    Handoff in_full[2], in_empty[2], acc_full[2], acc_empty[2], out_full[2], out_empty[2];
+    for (int i = 0; i < 2; ++i) {
+      in_full[i] = pool.handoff(dmas, mxus);
+      in_empty[i] = pool.handoff(mxus, dmas);
+      acc_full[i] = pool.handoff(mxus, vpu);
+      acc_empty[i] = pool.handoff(vpu, mxus);
+      out_full[i] = pool.handoff(vpu, dmas);
+      out_empty[i] = pool.handoff(dmas, vpu);
+    }
+    if (bias || six) {
+      const Handoff prologue = pool.handoff({Unit{UnitKind::kDma, 0}}, vpu);
+      if (bias)
+        e.dma(0, Transfer{false, {Space::kHbm, bias->base}, bias_raw,
+                          bias_len * dtype_bytes(bias->dtype), {1}, {0}, {0}});
+      if (six) e.dma(0, Transfer{false, {Space::kHbm, six->base}, six_row, tn * 4, {1}, {0}, {0}});
+      prologue.post(e);
+      prologue.take(e);
+      if (bias)
+        e.vector(bias->dtype == epi_type ? VectorOp::kMove : VectorOp::kCast, epi_type, bias->dtype, 1,
+                 static_cast<std::uint32_t>(bias_len), {bias_wide, 0}, {bias_raw, 0});
+    }
+
+    const std::uint64_t steps = mine.size() * kblocks;
+    auto emit_loads = [&](std::uint64_t s) {
+      const TileRef& t = mine[s / kblocks];
+      const std::uint64_t k0 = (s % kblocks) * tk, kc = std::min(tk, p.k - k0);
+      const int buf = static_cast<int>(s % 2);
+      if (s >= 2) in_empty[buf].take(e);
+      std::vector<Transfer> xfers = p.load_a(t.b, t.m0, t.mc, k0, kc, a_buf[buf], pitch_a);
+      for (Transfer& x : p.load_b(t.b, k0, kc, t.n0, t.nc, b_buf[buf], pitch_b)) xfers.push_back(std::move(x));
+      distribute(e, std::move(xfers), 16 * 1024, engines);
+      in_full[buf].post(e);
+    };
+    auto emit_compute = [&](std::uint64_t s) {
+      const std::uint64_t ti = s / kblocks, kb = s % kblocks;
+      const TileRef& t = mine[ti];
+      const std::uint64_t k0 = kb * tk, kc = std::min(tk, p.k - k0);
+      const int buf = static_cast<int>(s % 2), acc = static_cast<int>(ti % 2);
+      in_full[buf].take(e);
+      if (kb == 0 && ti >= 2) acc_empty[acc].take(e);
+      const std::uint64_t nsubs = ceil_div(t.nc, mxu.cols);
+      const std::uint64_t mparts = std::max<std::uint64_t>(
+          1, std::min<std::uint64_t>(mxu.count / nsubs, ceil_div(t.mc, 8)));
+      const std::uint64_t part_rows = ceil_div(t.mc, mparts);
+      std::size_t item = 0;
+      for (std::uint64_t kk = 0; kk < kc; kk += mxu.rows) {
+        const std::uint64_t ksub = std::min<std::uint64_t>(mxu.rows, kc - kk);
+        item = 0;
+        for (std::uint64_t j = 0; j < nsubs; ++j) {
+          const std::uint64_t n_off = j * mxu.cols, nsub = std::min<std::uint64_t>(mxu.cols, t.nc - n_off);
+          for (std::uint64_t part = 0; part < mparts; ++part, ++item) {
+            const std::uint64_t r0 = part * part_rows;
+            if (r0 >= t.mc) continue;
+            const std::uint64_t rows = std::min(part_rows, t.mc - r0);
+            const auto unit = static_cast<std::uint8_t>(item % mxu.count);
+            MxuLoadWeights lw;
+            lw.mxu = unit;
+            lw.dtype = p.in_dtype;
+            lw.k = static_cast<std::uint32_t>(ksub);
+            lw.n = static_cast<std::uint32_t>(nsub);
+            lw.transpose = p.b_transposed;
+            lw.src_stride = static_cast<std::uint32_t>(pitch_b);
+            lw.src = b_buf[buf];
+            lw.src.addr += p.b_transposed ? n_off * pitch_b + kk * ei : kk * pitch_b + n_off * ei;
+            e.emit(lw);
+            MxuMatmul mm;
+            mm.mxu = unit;
+            mm.dtype = p.in_dtype;
+            mm.m = static_cast<std::uint32_t>(rows);
+            mm.k = lw.k;
+            mm.n = lw.n;
+            mm.src = Address{Space::kVmem, a_buf[buf].addr + r0 * pitch_a + kk * ei};
+            mm.src_stride = static_cast<std::uint32_t>(pitch_a);
+            mm.dst = Address{Space::kAccmem, acc_buf[acc].addr + r0 * pitch_acc + n_off * 4};
+            mm.dst_stride = static_cast<std::uint32_t>(pitch_acc);
+            mm.accumulate = kb > 0 || kk > 0;
+            e.emit(mm);
+          }
+        }
+      }
+      if (s + 2 < steps) in_empty[buf].post(e);
+      if (kb + 1 == kblocks) acc_full[acc].post(e);
+    };
+    auto emit_epilogue = [&](std::uint64_t ti) {
+      const TileRef& t = mine[ti];
+      const int a = static_cast<int>(ti % 2);
+      acc_full[a].take(e);
+      if (ti >= 2) out_empty[a].take(e);
+      const auto rows = static_cast<std::uint32_t>(t.mc), cols = static_cast<std::uint32_t>(t.nc);
+      const VectorOperand acc{acc_buf[a], static_cast<std::uint32_t>(pitch_acc)};
+      const VectorOperand out{out_buf[a], static_cast<std::uint32_t>(pitch_out)};
+      DType cur = acc_type;
+      if (cur != epi_type) {
+        e.vector(VectorOp::kCast, epi_type, cur, rows, cols, acc, acc);
+        cur = epi_type;
+      }
+      if (bias) {
+        const Address slice{Space::kVmem, bias_wide.addr + (p.bias_column(t.b) + t.n0) * 4};
+        e.vector(VectorOp::kAdd, cur, cur, rows, cols, acc, acc, {slice, 0});
+      }
+      for (OpKind k : ctx.epilogue) {
+        if (k == OpKind::kRelu || k == OpKind::kRelu6) e.vector(VectorOp::kRelu, cur, cur, rows, cols, acc, acc);
+        if (k == OpKind::kRelu6) e.vector(VectorOp::kMin, cur, cur, rows, cols, acc, acc, {six_row, 0});
+        if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, cur, cur, rows, cols, acc, acc);
+      }
+      if (p.out_dtype == cur)
+        e.vector(VectorOp::kMove, cur, cur, rows, cols, out, acc);
+      else if (!dtype_is_integer(p.out_dtype))
+        e.vector(VectorOp::kCast, p.out_dtype, cur, rows, cols, out, acc);
+      else
+        e.vector(VectorOp::kRequantize, p.out_dtype, cur, rows, cols, out, acc, {}, 1.0f);
+      if (ti + 2 < mine.size()) acc_empty[a].post(e);
+      out_full[a].post(e);
+    };
+    auto emit_store = [&](std::uint64_t ti) {
+      const TileRef& t = mine[ti];
+      const int a = static_cast<int>(ti % 2);
+      out_full[a].take(e);
+      distribute(e, p.store_c(t.b, t.m0, t.mc, t.n0, t.nc, out_buf[a], pitch_out), 16 * 1024, engines);
+      if (ti + 2 < mine.size()) out_empty[a].post(e);
+    };
+
+    // Software pipeline in program order: the loads of step s+2 are dispatched right after the
+    // compute of step s, so the sequencer never holds a load behind compute it does not need.
+    emit_loads(0);
+    if (steps > 1) emit_loads(1);
+    for (std::uint64_t s = 0; s < steps; ++s) {
+      emit_compute(s);
+      const bool tile_done = s % kblocks + 1 == kblocks;
+      if (tile_done) emit_epilogue(s / kblocks);
+      if (s + 2 < steps) emit_loads(s + 2);
+      if (tile_done) emit_store(s / kblocks);
+    }
+  }
+
+  OpPlan& plan = ctx.plan;
+  std::ostringstream tile;
+  tile << "M " << tm << " x N " << tn << " x K " << tk;
+  if (p.batch > 1) tile << ", batch " << p.batch;
+  plan.tile = tile.str();
+  plan.loop_order = "batch, m, n, k (k innermost); A and B tiles double-buffered, accumulators double-buffered";
+  std::ostringstream place;
+  place << all.size() << " output tiles round-robin over " << ctx.cores() << " core(s); each tile's "
+        << "128-column slices over " << mxu.count << " MXU(s); A: " << p.a_description;
+  plan.placement = place.str();
+  plan.vmem_bytes = vmem.used();
+  plan.accmem_bytes = accmem.used();
+  plan.hbm_bytes = tiles.hbm_bytes;
+  plan.compute_cycles = tiles.compute_cycles;
+  plan.memory_cycles = tiles.memory_cycles;
+}
+
+}  // namespace tpusim::isa::lower_detail

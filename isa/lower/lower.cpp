@@ -1,0 +1,300 @@
+// The lowering driver: operand types, HBM layout (halos, aliases, constants), epilogue fusion,
+// and one schedule per operator separated by barriers (README "Program structure").
+
+#include "isa/lower/lower.h"
+
+#include <algorithm>
+#include <deque>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "isa/lower/lower_impl.h"
+
+namespace tpusim::isa {
+
+using namespace lower_detail;
+using workloads::Graph;
+using workloads::Op;
+using workloads::OpKind;
+using workloads::TensorId;
+using workloads::TensorRole;
+
+namespace lower_detail {
+
+std::uint32_t OpContext::engines() const {
+  // Hand-offs take 4 semaphores per engine and 4 per MXU, plus 5 for the accumulator and
+  // prologue; on a chip with few semaphores the operator uses fewer engines.
+  const std::int64_t sems = chip.core.sequencer.semaphores;
+  const std::int64_t fit = (sems - 4 * std::int64_t(chip.core.mxu.count) - 5) / 4;
+  if (fit < 1)
+    fail("core.sequencer.semaphores = " + std::to_string(sems) + " is too few for the double-buffered schedule (needs " +
+         std::to_string(4 * chip.core.mxu.count + 9) + ")");
+  return static_cast<std::uint32_t>(std::min<std::int64_t>(fit, chip.core.dma.engines));
+}
+
+double OpContext::hbm_bytes_per_cycle() const {
+  if (chip.memory.model == MemoryModel::kIdeal) return std::numeric_limits<double>::infinity();
+  if (chip.memory.model == MemoryModel::kHbm)
+    return chip.memory.hbm.peak_bandwidth().value() / chip.clock.value();
+  return chip.memory.bandwidth.bytes_per_cycle(chip.clock);
+}
+
+void OpContext::fail(const std::string& message) const {
+  throw WorkloadError(op.where, "op '" + op.name + "' (" + std::string(workloads::op_kind_name(op.kind)) +
+                                    ") on " + chip.name + ": " + message);
+}
+
+}  // namespace lower_detail
+
+namespace {
+
+bool is_mxu_op(const Op& op) { return op.kind == OpKind::kMatmul || op.kind == OpKind::kConv2d; }
+
+bool is_epilogue_kind(OpKind k) {
+  return k == OpKind::kBias || k == OpKind::kRelu || k == OpKind::kRelu6 || k == OpKind::kGelu;
+}
+
+// The MXU operand type: the graph's, or the chip's best when the chip cannot run the graph's.
+DType choose_mxu_dtype(const Graph& g, const ChipSpec& chip, std::string& note) {
+  std::optional<DType> wanted;
+  for (const Op& op : g.ops)
+    if (is_mxu_op(op)) {
+      wanted = g.tensor(op.inputs[0]).dtype;
+      break;
+    }
+  const auto& precisions = chip.core.mxu.precisions;
+  if (!wanted) wanted = precisions.count(DType::kBf16) ? DType::kBf16 : precisions.begin()->first;
+  if (precisions.count(*wanted)) return *wanted;
+  for (DType t : {DType::kBf16, DType::kInt8, DType::kFp8, DType::kInt16, DType::kFp32})
+    if (precisions.count(t)) {
+      note = "the graph's " + std::string(dtype_name(*wanted)) + " is not an MXU precision of " + chip.name +
+             "; tensors were lowered as " + std::string(dtype_name(t)) + " (timing only)";
+      return t;
+    }
+  return *wanted;
+}
+
+DType substitute(DType t, DType mxu) {
+  if (dtype_is_integer(t) == dtype_is_integer(mxu)) return t;
+  return dtype_bytes(t) >= 4 ? accumulator_dtype(mxu) : mxu;
+}
+
+struct Halo {
+  std::int64_t top = 0, bottom = 0, left = 0, right = 0;
+  std::optional<double> fill;
+};
+
+}  // namespace
+
+Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& options) {
+  Lowered out;
+  out.mxu_dtype = choose_mxu_dtype(graph, chip, out.dtype_note);
+
+  // Who reads each tensor.
+  std::vector<std::vector<std::size_t>> readers(graph.tensors.size());
+  std::vector<bool> is_index(graph.tensors.size(), false);
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    for (TensorId t : graph.ops[i].inputs) readers[t].push_back(i);
+    if (graph.ops[i].kind == OpKind::kEmbedding) is_index[graph.ops[i].inputs[1]] = true;
+  }
+
+  // Epilogue fusion: an MXU (or depthwise) operator absorbs the bias and activations that
+  // directly follow it and are the only readers of its result.
+  std::vector<std::vector<OpKind>> epilogue(graph.ops.size());
+  std::vector<std::optional<TensorId>> epilogue_bias(graph.ops.size());
+  std::vector<TensorId> result(graph.ops.size());
+  std::vector<bool> fused(graph.ops.size(), false);
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
+    result[i] = op.output;
+    if (op.kind != OpKind::kConv2d && op.kind != OpKind::kMatmul) continue;
+    if (op.inputs.size() > 2) epilogue_bias[i] = op.inputs[2];
+    for (std::size_t j = i + 1; options.fuse_epilogues && j < graph.ops.size(); ++j) {
+      const Op& next = graph.ops[j];
+      const TensorId cur = result[i];
+      if (!is_epilogue_kind(next.kind) || next.inputs[0] != cur || readers[cur].size() != 1 ||
+          graph.tensor(cur).role == TensorRole::kOutput)
+        break;
+      if (next.kind == OpKind::kBias && (epilogue_bias[i] || !epilogue[i].empty())) break;
+      if (next.kind == OpKind::kBias) epilogue_bias[i] = next.inputs[1];
+      else epilogue[i].push_back(next.kind);
+      fused[j] = true;
+      result[i] = next.output;
+    }
+  }
+
+  // Halos: image tensors read by padded windows are stored padded, so no gather needs bounds.
+  std::vector<Halo> halo(graph.tensors.size());
+  for (const Op& op : graph.ops) {
+    const bool window = op.kind == OpKind::kConv2d || op.kind == OpKind::kMaxPool || op.kind == OpKind::kAvgPool;
+    const auto& a = op.attrs;
+    if (!window || (a.pad_top | a.pad_bottom | a.pad_left | a.pad_right) == 0) continue;
+    Halo& h = halo[op.inputs[0]];
+    const double fill = op.kind == OpKind::kMaxPool ? -3.0e38 : 0.0;
+    if (h.fill && *h.fill != fill)
+      throw WorkloadError(op.where, "op '" + op.name + "': tensor '" + graph.tensor(op.inputs[0]).name +
+                                        "' is padded for both a max pool and a convolution; the lowering "
+                                        "supports one padding value per tensor");
+    h.fill = fill;
+    h.top = std::max(h.top, a.pad_top);
+    h.bottom = std::max(h.bottom, a.pad_bottom);
+    h.left = std::max(h.left, a.pad_left);
+    h.right = std::max(h.right, a.pad_right);
+  }
+
+  // Placement: graph tensors in order (a deque keeps pointers valid as constants are added).
+  std::deque<TensorPlacement> placed;
+  std::uint64_t next = 0;
+  auto allocate = [&](TensorPlacement& t) {
+    t.base = round_up(next, 4096);
+    next = t.base + std::max<std::uint64_t>(1, t.storage_bytes());
+  };
+  for (std::size_t i = 0; i < graph.tensors.size(); ++i) {
+    const auto& t = graph.tensors[i];
+    TensorPlacement p;
+    p.name = t.name;
+    p.dtype = is_index[i] ? t.dtype : substitute(t.dtype, out.mxu_dtype);
+    p.shape = t.shape;
+    p.role = t.role;
+    p.init = (t.role == TensorRole::kInput || t.role == TensorRole::kWeight) ? TensorInit::kData : TensorInit::kNone;
+    p.storage = t.shape;
+    p.origin.assign(t.shape.size(), 0);
+    const Halo& h = halo[i];
+    if (h.fill) {
+      if (t.shape.size() != 4)
+        throw WorkloadError({}, "tensor '" + t.name + "' is padded by a window operator but is not NHWC");
+      p.storage[1] += h.top + h.bottom;
+      p.storage[2] += h.left + h.right;
+      p.origin[1] = h.top;
+      p.origin[2] = h.left;
+      p.fill = *h.fill;
+    }
+    placed.push_back(p);
+  }
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    // A reshape of a dense tensor into a dense tensor is a new name for the same bytes.
+    const Op& op = graph.ops[i];
+    if (op.kind == OpKind::kReshape) {
+      TensorPlacement& src = placed[op.inputs[0]];
+      TensorPlacement& dst = placed[op.output];
+      if (src.storage == src.shape && dst.storage == dst.shape && dst.role != TensorRole::kInput)
+        dst.alias_of = src.alias_of.empty() ? src.name : src.alias_of;
+    }
+  }
+  std::map<std::string, std::size_t> index_of;
+  for (std::size_t i = 0; i < placed.size(); ++i) index_of[placed[i].name] = i;
+  for (TensorPlacement& p : placed)
+    if (p.alias_of.empty()) allocate(p);
+  for (TensorPlacement& p : placed)
+    if (!p.alias_of.empty()) p.base = placed[index_of[p.alias_of]].base;
+
+  Emitter e(chip);
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
+    if (fused[i]) continue;
+    if (op.kind == OpKind::kReshape && !placed[op.output].alias_of.empty()) {
+      OpPlan plan;
+      plan.name = op.name;
+      plan.kind = "reshape";
+      plan.tile = "-";
+      plan.notes = "alias of '" + placed[op.output].alias_of + "': no data moves";
+      out.plans.push_back(plan);
+      continue;
+    }
+    OpPlan plan;
+    plan.name = op.name;
+    plan.kind = std::string(workloads::op_kind_name(op.kind));
+    plan.macs = static_cast<std::uint64_t>(workloads::op_macs(graph, op));
+    OpContext ctx{e, chip, graph, op, {}, &placed[result[i]], epilogue[i], nullptr, out.mxu_dtype, plan, {}};
+    for (TensorId t : op.inputs) ctx.inputs.push_back(&placed[t]);
+    if (epilogue_bias[i]) ctx.epilogue_bias = &placed[*epilogue_bias[i]];
+    ctx.constant = [&](const std::string& name, workloads::Shape shape, TensorInit init, double value) {
+      TensorPlacement c;
+      c.name = name;
+      c.dtype = DType::kFp32;
+      c.shape = shape;
+      c.storage = shape;
+      c.origin.assign(shape.size(), 0);
+      c.role = TensorRole::kWeight;
+      c.init = init;
+      c.fill = value;
+      allocate(c);
+      placed.push_back(c);
+      return &placed.back();
+    };
+    std::string kind = plan.kind;
+    std::string name = op.name;
+    for (std::size_t j = i + 1; j < graph.ops.size() && fused[j]; ++j) {
+      name += "+" + graph.ops[j].name;
+      kind += "+" + std::string(workloads::op_kind_name(graph.ops[j].kind));
+    }
+    if (name != op.name) plan.notes = "fused: " + name;
+    e.begin_op(plan.kind, name);
+    switch (op.kind) {
+      case OpKind::kMatmul: lower_matmul(ctx); break;
+      case OpKind::kConv2d: lower_conv2d(ctx); break;
+      case OpKind::kAdd:
+      case OpKind::kMul:
+      case OpKind::kBias:
+      case OpKind::kRelu:
+      case OpKind::kRelu6:
+      case OpKind::kGelu: lower_elementwise(ctx); break;
+      case OpKind::kSoftmax: lower_softmax(ctx); break;
+      case OpKind::kLayerNorm: lower_layernorm(ctx); break;
+      case OpKind::kMaxPool:
+      case OpKind::kAvgPool: lower_window(ctx); break;
+      case OpKind::kGlobalAvgPool: lower_global_avg_pool(ctx); break;
+      case OpKind::kReshape:
+      case OpKind::kTranspose:
+      case OpKind::kConcat: lower_copy(ctx); break;
+      case OpKind::kEmbedding: {
+        auto it = options.index_values.find(graph.tensor(op.inputs[1]).name);
+        lower_embedding(ctx, it == options.index_values.end() ? nullptr : &it->second);
+        break;
+      }
+    }
+    // Every core waits for every other before the next operator reads what this one wrote.
+    for (std::uint16_t c = 0; c < chip.cores; ++c) {
+      e.set_core(c);
+      e.barrier();
+    }
+    plan.kind = kind;
+    out.plans.push_back(plan);
+  }
+  if (next > chip.memory.capacity.value())
+    throw WorkloadError({}, "graph '" + graph.name + "' needs " + std::to_string(next) + " bytes of HBM; " +
+                                chip.name + " has " + std::to_string(chip.memory.capacity.value()));
+  out.program = e.take();
+  out.program.file_name = graph.name + " (lowered for " + chip.name + ")";
+  out.tensors.assign(placed.begin(), placed.end());
+  out.hbm_bytes = next;
+  return out;
+}
+
+std::string explain(const Lowered& lowered, const ChipSpec& chip) {
+  std::ostringstream os;
+  os << "Lowering for " << chip.name << ": MXU operands " << dtype_name(lowered.mxu_dtype) << ", "
+     << lowered.program.instructions.size() << " instructions, " << lowered.hbm_bytes << " bytes of HBM\n";
+  if (!lowered.dtype_note.empty()) os << "note: " << lowered.dtype_note << "\n";
+  for (const OpPlan& p : lowered.plans) {
+    os << "\n" << p.name << " (" << p.kind << ")\n";
+    if (!p.notes.empty()) os << "  " << p.notes << "\n";
+    if (p.tile == "-") continue;
+    os << "  tile       " << p.tile << "\n"
+       << "  loop order " << p.loop_order << "\n"
+       << "  placement  " << p.placement << "\n"
+       << "  on chip    vmem " << p.vmem_bytes << " B, accmem " << p.accmem_bytes << " B\n"
+       << "  HBM        " << p.hbm_bytes << " B";
+    if (p.macs) os << ", " << p.macs << " MACs (" << std::fixed << std::setprecision(1)
+                   << double(p.macs) / std::max<std::uint64_t>(1, p.hbm_bytes) << " MACs/B)";
+    os << "\n" << std::fixed << std::setprecision(0)
+       << "  bound      " << p.bound() << " (compute >= " << p.compute_cycles << " cycles, memory >= "
+       << p.memory_cycles << " cycles)\n";
+    os.unsetf(std::ios::fixed);
+  }
+  return os.str();
+}
+
+}  // namespace tpusim::isa

@@ -1,0 +1,76 @@
+#pragma once
+// Shared state of the lowering of one operator, and the per-family entry points.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "isa/lower/emitter.h"
+#include "isa/lower/layout.h"
+#include "isa/lower/lower.h"
+
+namespace tpusim::isa::lower_detail {
+
+// Everything an operator's lowering reads and writes.
+struct OpContext {
+  Emitter& e;
+  const ChipSpec& chip;
+  const workloads::Graph& graph;
+  const workloads::Op& op;
+  std::vector<const TensorPlacement*> inputs;  // placements of op.inputs, in order
+  const TensorPlacement* output = nullptr;     // where the (possibly fused) result goes
+  // Operators folded into this one's read-out (bias, relu, relu6, gelu), in order.
+  std::vector<workloads::OpKind> epilogue;
+  const TensorPlacement* epilogue_bias = nullptr;
+  DType mxu_dtype = DType::kBf16;
+  OpPlan& plan;
+  // Adds a constant tensor in HBM (every element = value) and returns it.
+  std::function<const TensorPlacement*(const std::string& name, workloads::Shape shape,
+                                       TensorInit init, double value)>
+      constant;
+
+  std::uint32_t engines() const;  // DMA engines this operator uses
+  std::uint16_t cores() const { return static_cast<std::uint16_t>(chip.cores); }
+  double hbm_bytes_per_cycle() const;
+  [[noreturn]] void fail(const std::string& message) const;
+};
+
+// The matrix product C[b] = A[b] x B[b] for b in [0, batch), with loaders for each operand.
+struct GemmProblem {
+  std::uint64_t batch = 1, m = 0, n = 0, k = 0;
+  DType in_dtype = DType::kBf16;
+  DType out_dtype = DType::kBf16;
+  bool b_transposed = false;  // the B tile sits in vmem as [n, k] (mxu.lw transpose)
+  // Rows [m0, m0+mc) x columns [k0, k0+kc) of A[b] into a tile with rows `pitch` bytes apart.
+  std::function<std::vector<Transfer>(std::uint64_t b, std::uint64_t m0, std::uint64_t mc,
+                                      std::uint64_t k0, std::uint64_t kc, Address tile,
+                                      std::uint64_t pitch)>
+      load_a;
+  // B[b] rows [k0, k0+kc) x columns [n0, n0+nc) (transposed: rows n, columns k).
+  std::function<std::vector<Transfer>(std::uint64_t b, std::uint64_t k0, std::uint64_t kc,
+                                      std::uint64_t n0, std::uint64_t nc, Address tile,
+                                      std::uint64_t pitch)>
+      load_b;
+  std::function<std::vector<Transfer>(std::uint64_t b, std::uint64_t m0, std::uint64_t mc,
+                                      std::uint64_t n0, std::uint64_t nc, Address tile,
+                                      std::uint64_t pitch)>
+      store_c;
+  // Column of the bias vector that output column 0 of batch b reads (grouped convolutions).
+  std::function<std::uint64_t(std::uint64_t b)> bias_column = [](std::uint64_t) { return 0; };
+  std::uint64_t a_bytes_per_row_per_k = 0;  // bytes of HBM read per A element gathered
+  std::string a_description;                // "dense rows" or "im2col gather of ..."
+};
+
+void lower_matmul(OpContext& ctx);
+void lower_conv2d(OpContext& ctx);
+void emit_gemm(OpContext& ctx, const GemmProblem& problem);
+
+void lower_elementwise(OpContext& ctx);  // add, mul, bias, relu, relu6, gelu
+void lower_softmax(OpContext& ctx);
+void lower_layernorm(OpContext& ctx);
+void lower_window(OpContext& ctx);       // depthwise conv2d, max_pool, avg_pool
+void lower_global_avg_pool(OpContext& ctx);
+void lower_copy(OpContext& ctx);         // reshape (when not an alias), transpose, concat
+void lower_embedding(OpContext& ctx, const std::vector<std::int64_t>* indices);
+
+}  // namespace tpusim::isa::lower_detail

@@ -1,0 +1,155 @@
+// matmul and conv2d as GEMM problems: how each operand's tiles are found in HBM.
+
+#include <sstream>
+
+#include "isa/lower/lower_impl.h"
+
+namespace tpusim::isa::lower_detail {
+
+namespace {
+
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+void require_mxu_dtype(const OpContext& ctx, const TensorPlacement& t) {
+  if (t.dtype != ctx.mxu_dtype)
+    ctx.fail("operand '" + t.name + "' is " + std::string(dtype_name(t.dtype)) +
+             " but the MXU runs " + std::string(dtype_name(ctx.mxu_dtype)));
+}
+
+}  // namespace
+
+void lower_matmul(OpContext& ctx) {
+  const TensorPlacement& a = *ctx.inputs[0];
+  const TensorPlacement& b = *ctx.inputs[1];
+  const TensorPlacement& out = *ctx.output;
+  require_mxu_dtype(ctx, a);
+  require_mxu_dtype(ctx, b);
+  const auto& attrs = ctx.op.attrs;
+  const std::size_t ra = a.shape.size(), rb = b.shape.size();
+  const std::uint64_t m = u(attrs.transpose_a ? a.shape[ra - 1] : a.shape[ra - 2]);
+  const std::uint64_t k = u(attrs.transpose_a ? a.shape[ra - 2] : a.shape[ra - 1]);
+  const std::uint64_t n = u(attrs.transpose_b ? b.shape[rb - 2] : b.shape[rb - 1]);
+  const std::uint64_t a_batch = u(product(a.shape, 0, ra - 2));
+  const std::uint64_t b_batch = u(product(b.shape, 0, rb - 2));
+  const std::uint64_t ea = dtype_bytes(a.dtype), eo = dtype_bytes(out.dtype);
+
+  GemmProblem p;
+  p.in_dtype = ctx.mxu_dtype;
+  p.out_dtype = out.dtype;
+  p.n = n;
+  p.k = k;
+  p.b_transposed = attrs.transpose_b;
+  // A weight shared by every batch: the batches are just more rows of one larger product.
+  const bool flatten = b_batch == 1 && !attrs.transpose_a;
+  if (flatten) {
+    p.batch = 1;
+    p.m = a_batch * m;
+  } else if (a_batch == b_batch || a_batch == 1) {
+    p.batch = b_batch;
+    p.m = m;
+  } else {
+    ctx.fail("batch dimensions of '" + a.name + "' and '" + b.name +
+             "' broadcast in a way the lowering does not support");
+  }
+  const RowView a_rows = flatten ? matrix_rows(a) : RowView{};
+  const RowView out_rows = flatten ? matrix_rows(out) : RowView{};
+  const std::uint64_t a_step = a_batch > 1 ? m * k * ea : 0;
+  const std::uint64_t b_step = b_batch > 1 ? k * n * ea : 0;
+
+  p.load_a = [=](std::uint64_t batch, std::uint64_t m0, std::uint64_t mc, std::uint64_t k0,
+                 std::uint64_t kc, Address tile, std::uint64_t pitch) {
+    if (flatten) return row_transfers(false, a_rows, m0, mc, k0 * ea, kc * ea, tile, pitch);
+    const std::uint64_t base = a.base + batch * a_step;
+    if (!attrs.transpose_a) {
+      const RowView rows{base, {1, 1, m}, {0, 0, k * ea}};
+      return row_transfers(false, rows, m0, mc, k0 * ea, kc * ea, tile, pitch);
+    }
+    // Stored as [K, M]: an element-wise gather, as slow on real DMA engines as it is here.
+    return std::vector<Transfer>{Transfer{false, {Space::kHbm, base + (k0 * m + m0) * ea}, tile, ea,
+                                          {mc, kc}, {ea, m * ea}, {pitch, ea}}};
+  };
+  p.load_b = [=](std::uint64_t batch, std::uint64_t k0, std::uint64_t kc, std::uint64_t n0,
+                 std::uint64_t nc, Address tile, std::uint64_t pitch) {
+    const std::uint64_t base = b.base + batch * b_step;
+    if (!attrs.transpose_b)
+      return row_transfers(false, RowView{base, {1, 1, k}, {0, 0, n * ea}}, k0, kc, n0 * ea, nc * ea,
+                           tile, pitch);
+    return row_transfers(false, RowView{base, {1, 1, n}, {0, 0, k * ea}}, n0, nc, k0 * ea, kc * ea,
+                         tile, pitch);
+  };
+  p.store_c = [=](std::uint64_t batch, std::uint64_t m0, std::uint64_t mc, std::uint64_t n0,
+                  std::uint64_t nc, Address tile, std::uint64_t pitch) {
+    const RowView rows = flatten ? out_rows : RowView{out.base + batch * m * n * eo, {1, 1, m}, {0, 0, n * eo}};
+    return row_transfers(true, rows, m0, mc, n0 * eo, nc * eo, tile, pitch);
+  };
+  p.a_description = attrs.transpose_a ? "element-wise transposing gather" : "dense rows";
+  emit_gemm(ctx, p);
+}
+
+void lower_conv2d(OpContext& ctx) {
+  const TensorPlacement& x = *ctx.inputs[0];
+  const TensorPlacement& w = *ctx.inputs[1];
+  const TensorPlacement& out = *ctx.output;
+  const auto& at = ctx.op.attrs;
+  const std::uint64_t cin = u(x.shape[3]), groups = u(at.groups);
+  const std::uint64_t kh = u(w.shape[0]), kw = u(w.shape[1]), cg = u(w.shape[2]), cout = u(w.shape[3]);
+  if (groups == cin && cg == 1) return lower_window(ctx);  // depthwise: a vector-unit job
+  require_mxu_dtype(ctx, x);
+  require_mxu_dtype(ctx, w);
+  const std::uint64_t batch = u(out.shape[0]), oh = u(out.shape[1]), ow = u(out.shape[2]);
+  const std::uint64_t cog = cout / groups;
+  const std::uint64_t e = dtype_bytes(x.dtype), eo = dtype_bytes(out.dtype);
+  const std::vector<std::uint64_t> xs = x.strides();
+  // Element [n, oh*sh + kh*dh - pt, ow*sw + kw*dw - pl, c] for output row (n, oh, ow).
+  const std::uint64_t origin = x.address_of({0, -at.pad_top, -at.pad_left, 0});
+  const RowView windows{origin, {batch, oh, ow}, {xs[0], u(at.stride_h) * xs[1], u(at.stride_w) * xs[2]}};
+  const RowView out_rows = matrix_rows(out);
+
+  GemmProblem p;
+  p.batch = groups;
+  p.m = batch * oh * ow;
+  p.n = cog;
+  p.k = kh * kw * cg;
+  p.in_dtype = ctx.mxu_dtype;
+  p.out_dtype = out.dtype;
+  p.load_a = [=](std::uint64_t g, std::uint64_t m0, std::uint64_t mc, std::uint64_t k0,
+                 std::uint64_t kc, Address tile, std::uint64_t pitch) {
+    // Column k of the im2col matrix is (kernel row, kernel column, channel); runs of columns that
+    // are adjacent in the image (whole channel vectors of neighbouring kernel columns) are one
+    // segment, so a 3x3 kernel over all channels is three gathers, one per kernel row.
+    auto offset = [&](std::uint64_t col) {
+      const std::uint64_t r = col / (kw * cg), c = (col / cg) % kw, ch = col % cg;
+      return r * u(at.dilation_h) * xs[1] + c * u(at.dilation_w) * xs[2] + (g * cg + ch) * e;
+    };
+    std::vector<Transfer> xfers;
+    std::uint64_t seg = k0;
+    while (seg < k0 + kc) {
+      std::uint64_t end = seg + 1;
+      while (end < k0 + kc && offset(end) == offset(end - 1) + e) ++end;
+      RowView view = windows;
+      view.base += offset(seg);
+      const Address at_col{tile.space, tile.addr + (seg - k0) * e};
+      for (Transfer& t : row_transfers(false, view, m0, mc, 0, (end - seg) * e, at_col, pitch))
+        xfers.push_back(std::move(t));
+      seg = end;
+    }
+    return xfers;
+  };
+  p.load_b = [=](std::uint64_t g, std::uint64_t k0, std::uint64_t kc, std::uint64_t n0,
+                 std::uint64_t nc, Address tile, std::uint64_t pitch) {
+    return row_transfers(false, RowView{w.base, {1, 1, kh * kw * cg}, {0, 0, cout * e}}, k0, kc,
+                         (g * cog + n0) * e, nc * e, tile, pitch);
+  };
+  p.store_c = [=](std::uint64_t g, std::uint64_t m0, std::uint64_t mc, std::uint64_t n0,
+                  std::uint64_t nc, Address tile, std::uint64_t pitch) {
+    return row_transfers(true, out_rows, m0, mc, (g * cog + n0) * eo, nc * eo, tile, pitch);
+  };
+  p.bias_column = [=](std::uint64_t g) { return g * cog; };
+  std::ostringstream what;
+  what << "im2col gather, " << kh << "x" << kw << " window, stride " << at.stride_h << "x" << at.stride_w;
+  if (groups > 1) what << ", " << groups << " groups";
+  p.a_description = what.str();
+  emit_gemm(ctx, p);
+}
+
+}  // namespace tpusim::isa::lower_detail

@@ -1,0 +1,205 @@
+// Sliding-window operators on the vector unit (depthwise conv2d, max/avg pool, global average
+// pool) and data movement (transpose, concat, reshape copies, embedding gathers).
+
+#include <algorithm>
+
+#include "isa/lower/row_pipeline.h"
+
+namespace tpusim::isa::lower_detail {
+
+using workloads::OpKind;
+
+namespace {
+
+constexpr DType kF32 = DType::kFp32;
+
+std::uint32_t u32(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+VectorOperand dense(Address a, std::uint64_t cols, DType t) {
+  return VectorOperand{a, u32(cols * dtype_bytes(t))};
+}
+
+Address offset(Address a, std::uint64_t bytes) { return Address{a.space, a.addr + bytes}; }
+
+void narrow_to(Emitter& e, std::uint64_t rows, std::uint64_t cols, VectorOperand f32, Address out, DType dtype) {
+  const VectorOperand dst = dense(out, cols, dtype);
+  if (dtype == kF32)
+    e.vector(VectorOp::kMove, kF32, kF32, u32(rows), u32(cols), dst, f32);
+  else if (dtype_is_integer(dtype) && dtype != DType::kInt32)
+    e.vector(VectorOp::kRequantize, dtype, kF32, u32(rows), u32(cols), dst, f32, {}, 1.0f);
+  else
+    e.vector(VectorOp::kCast, dtype, kF32, u32(rows), u32(cols), dst, f32);
+}
+
+}  // namespace
+
+void lower_window(OpContext& ctx) {
+  const OpKind kind = ctx.op.kind;
+  const auto& at = ctx.op.attrs;
+  const TensorPlacement& x = *ctx.inputs[0];
+  const TensorPlacement& out = *ctx.output;
+  const bool depthwise = kind == OpKind::kConv2d;
+  const std::uint64_t batch = u(out.shape[0]), oh = u(out.shape[1]), ow = u(out.shape[2]), c = u(out.shape[3]);
+  std::uint64_t kh = u(at.kernel_h), kw = u(at.kernel_w), dh = 1, dw = 1;
+  if (depthwise) {
+    const TensorPlacement& w = *ctx.inputs[1];
+    kh = u(w.shape[0]);
+    kw = u(w.shape[1]);
+    dh = u(at.dilation_h);
+    dw = u(at.dilation_w);
+    if (u(w.shape[3]) != u(x.shape[3])) ctx.fail("depthwise convolution with a channel multiplier is not supported");
+  }
+  const std::uint64_t sh = u(at.stride_h), sw = u(at.stride_w);
+  const std::vector<std::uint64_t> xs = x.strides();
+  const std::uint64_t ex = dtype_bytes(x.dtype);
+  const std::uint64_t width = u(x.storage[2]);       // stored row, halo included
+  const std::uint64_t row_bytes = width * c * ex;    // one stored image row
+  const std::int64_t col0 = -at.pad_left + x.origin[2];  // stored column of window column 0
+
+  OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+  // Resident operands: depthwise weights [KH*KW, C], bias, 1/(KH*KW) for average pools.
+  struct Row { Preload pre; Address wide; std::uint64_t n; DType t; };
+  std::vector<Row> rows_res;
+  auto resident = [&](const TensorPlacement* t, std::uint64_t n) {
+    Row r{Preload{t, n * dtype_bytes(t->dtype), vmem.take(n * dtype_bytes(t->dtype), "a preloaded row")}, {}, n, t->dtype};
+    r.wide = t->dtype == kF32 ? r.pre.at : vmem.take(n * 4, "a widened row");
+    rows_res.push_back(r);
+    return r.wide;
+  };
+  Address weights{}, bias{}, inv{}, six{};
+  if (depthwise) weights = resident(ctx.inputs[1], kh * kw * c);
+  const TensorPlacement* bias_t = ctx.epilogue_bias;
+  if (bias_t) bias = resident(bias_t, c);
+  if (kind == OpKind::kAvgPool)
+    inv = resident(ctx.constant(ctx.op.name + ".inv_area", {1, static_cast<std::int64_t>(c)}, TensorInit::kConstant,
+                                1.0 / double(kh * kw)), c);
+  const bool relu6 = std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kRelu6) > 0;
+  if (relu6) six = resident(ctx.constant(ctx.op.name + ".six", {1, static_cast<std::int64_t>(c)}, TensorInit::kConstant, 6.0), c);
+
+  RowPipeline p;
+  for (const Row& r : rows_res) p.preloads.push_back(r.pre);
+  p.after_preload = [rows_res](Emitter& e) {
+    for (const Row& r : rows_res)
+      if (r.t != kF32) e.vector(VectorOp::kCast, kF32, r.t, 1, u32(r.n), {r.wide, 0}, {r.pre.at, 0});
+  };
+  // Tiles are bands of output rows inside one image; a band of r rows reads (r-1)*sh + (kh-1)*dh + 1
+  // stored input rows, halo included, as one contiguous run.
+  auto in_rows = [=](std::uint64_t r) { return (r - 1) * sh + (kh - 1) * dh + 1; };
+  p.out_bytes_per_row = ow * c * dtype_bytes(out.dtype);
+  p.scratch_bytes_per_row = (sh + (kh - 1) * dh + 1) * width * c * 4 + 2 * ow * c * 4;
+  p.inputs.push_back(RowInput{(sh + (kh - 1) * dh) * row_bytes + row_bytes, [=](const RowTile& t, Address slot) {
+    const std::uint64_t n = t.tag, band0 = t.first - n * oh;
+    const std::uint64_t stored_row = band0 * sh - u(at.pad_top) + u(x.origin[1]);
+    const std::uint64_t src = x.base + n * xs[0] + stored_row * xs[1];
+    return std::vector<Transfer>{Transfer{false, {Space::kHbm, src}, slot, in_rows(t.rows) * row_bytes, {1}, {0}, {0}}};
+  }});
+  const RowView out_rows = matrix_rows(out);
+  const std::uint64_t out_row_bytes = c * dtype_bytes(out.dtype);
+  p.store = [=](const RowTile& t, Address slot) {
+    return row_transfers(true, out_rows, t.first * ow, t.rows * ow, 0, out_row_bytes, slot, out_row_bytes);
+  };
+  const DType xt = x.dtype, ot = out.dtype;
+  const std::vector<OpKind> epilogue = ctx.epilogue;
+  p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o, Address scratch) {
+    const std::uint64_t stored = in_rows(t.rows);
+    const Address xf = scratch;
+    const Address acc = offset(scratch, stored * width * c * 4);
+    const Address tmp = offset(acc, t.rows * ow * c * 4);
+    VectorOperand x32{in[0], u32(width * c * ex)};
+    if (xt != kF32) {
+      e.vector(VectorOp::kCast, kF32, xt, u32(stored), u32(width * c), dense(xf, width * c, kF32), dense(in[0], width * c, xt));
+      x32 = dense(xf, width * c, kF32);
+    }
+    const std::uint64_t pitch = width * c * 4;  // fp32 stored row
+    for (std::uint64_t i = 0; i < t.rows; ++i) {
+      const VectorOperand a_row{offset(acc, i * ow * c * 4), u32(c * 4)};
+      for (std::uint64_t r = 0; r < kh; ++r)
+        for (std::uint64_t q = 0; q < kw; ++q) {
+          const std::uint64_t col = u(col0 + std::int64_t(q * dw));
+          const VectorOperand win{offset(x32.addr, (i * sh + r * dh) * pitch + col * c * 4), u32(sw * c * 4)};
+          const bool first = r == 0 && q == 0;
+          if (depthwise) {
+            const VectorOperand w{offset(weights, (r * kw + q) * c * 4), 0};
+            if (first) {
+              e.vector(VectorOp::kMul, kF32, kF32, u32(ow), u32(c), a_row, win, w);
+            } else {
+              const VectorOperand t_row{tmp, u32(c * 4)};
+              e.vector(VectorOp::kMul, kF32, kF32, u32(ow), u32(c), t_row, win, w);
+              e.vector(VectorOp::kAdd, kF32, kF32, u32(ow), u32(c), a_row, a_row, t_row);
+            }
+          } else if (first) {
+            e.vector(VectorOp::kMove, kF32, kF32, u32(ow), u32(c), a_row, win);
+          } else {
+            e.vector(kind == OpKind::kMaxPool ? VectorOp::kMax : VectorOp::kAdd, kF32, kF32, u32(ow), u32(c),
+                     a_row, a_row, win);
+          }
+        }
+    }
+    const std::uint64_t n_out = t.rows * ow;
+    const VectorOperand A = dense(acc, c, kF32);
+    if (kind == OpKind::kAvgPool) e.vector(VectorOp::kMul, kF32, kF32, u32(n_out), u32(c), A, A, {inv, 0});
+    if (bias_t) e.vector(VectorOp::kAdd, kF32, kF32, u32(n_out), u32(c), A, A, {bias, 0});
+    for (OpKind k : epilogue) {
+      if (k == OpKind::kRelu || k == OpKind::kRelu6) e.vector(VectorOp::kRelu, kF32, kF32, u32(n_out), u32(c), A, A);
+      if (k == OpKind::kRelu6) e.vector(VectorOp::kMin, kF32, kF32, u32(n_out), u32(c), A, A, {six, 0});
+      if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, kF32, kF32, u32(n_out), u32(c), A, A);
+    }
+    narrow_to(e, n_out, c, A, o, ot);
+  };
+  p.description = std::to_string(kh) + "x" + std::to_string(kw) + " window, one vector op per tap and output row";
+
+  // Bands of output rows, never crossing an image.
+  const std::uint64_t band = choose_tile_rows(ctx, p, oh, vmem.used(), 1);
+  std::vector<RowTile> tiles;
+  for (std::uint64_t n = 0; n < batch; ++n)
+    for (std::uint64_t r = 0; r < oh; r += band) tiles.push_back(RowTile{n * oh + r, std::min(band, oh - r), n});
+  emit_row_pipeline(ctx, p, tiles, vmem);
+}
+
+void lower_global_avg_pool(OpContext& ctx) {
+  const TensorPlacement& x = *ctx.inputs[0];
+  const TensorPlacement& out = *ctx.output;
+  const std::uint64_t batch = u(x.shape[0]), area = u(x.shape[1]) * u(x.shape[2]), c = u(x.shape[3]);
+  OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+  const TensorPlacement* inv_t =
+      ctx.constant(ctx.op.name + ".inv_area", {1, static_cast<std::int64_t>(c)}, TensorInit::kConstant, 1.0 / double(area));
+  const Address inv = vmem.take(c * 4, "1/area");
+  RowPipeline p;
+  p.preloads.push_back(Preload{inv_t, c * 4, inv});
+  const RowView in_rows = matrix_rows(x);
+  const std::uint64_t ex = dtype_bytes(x.dtype), eo = dtype_bytes(out.dtype);
+  // One tile per image: its H*W rows of C channels, summed by halving.
+  p.inputs.push_back(RowInput{area * c * ex, [=](const RowTile& t, Address slot) {
+    return row_transfers(false, in_rows, t.first * area, t.rows * area, 0, c * ex, slot, c * ex);
+  }});
+  p.out_bytes_per_row = c * eo;
+  const RowView out_rows = matrix_rows(out);
+  p.store = [=](const RowTile& t, Address slot) {
+    return row_transfers(true, out_rows, t.first, t.rows, 0, c * eo, slot, c * eo);
+  };
+  p.scratch_bytes_per_row = area * c * 4;
+  const DType xt = x.dtype, ot = out.dtype;
+  p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o, Address scratch) {
+    for (std::uint64_t img = 0; img < t.rows; ++img) {
+      const Address src = offset(in[0], img * area * c * ex);
+      const Address f = offset(scratch, img * area * c * 4);
+      if (xt != kF32)
+        e.vector(VectorOp::kCast, kF32, xt, u32(area), u32(c), dense(f, c, kF32), dense(src, c, xt));
+      else
+        e.vector(VectorOp::kMove, kF32, kF32, u32(area), u32(c), dense(f, c, kF32), dense(src, c, kF32));
+      for (std::uint64_t n = area; n > 1;) {
+        const std::uint64_t half = n / 2;
+        e.vector(VectorOp::kAdd, kF32, kF32, u32(half), u32(c), dense(f, c, kF32), dense(f, c, kF32),
+                 dense(offset(f, (n - half) * c * 4), c, kF32));
+        n -= half;
+      }
+      e.vector(VectorOp::kMul, kF32, kF32, 1, u32(c), dense(f, c, kF32), dense(f, c, kF32), {inv, 0});
+      narrow_to(e, 1, c, dense(f, c, kF32), offset(o, img * c * eo), ot);
+    }
+  };
+  p.description = "sum of H*W rows by halving, times 1/(H*W)";
+  emit_row_pipeline(ctx, p, uniform_tiles(batch, choose_tile_rows(ctx, p, batch, vmem.used(), 1)), vmem);
+}
+
+}  // namespace tpusim::isa::lower_detail
