@@ -17,4 +17,16 @@ std::string resolve_chip_path(const std::string& chip) {
   return relative;
 }
 
+std::string resolve_workload_path(const std::string& workload) {
+  namespace fs = std::filesystem;
+  const bool bare_name = workload.find('/') == std::string::npos && fs::path(workload).extension().empty();
+  if (!bare_name) return workload;
+  const std::string relative = "workloads/" + workload + ".yaml";
+  std::error_code ec;
+  if (fs::exists(relative, ec)) return relative;
+  const std::string in_source = std::string(TPUSIM_SOURCE_DIR) + "/" + relative;
+  if (fs::exists(in_source, ec)) return in_source;
+  return relative;
+}
+
 }  // namespace tpusim::sim

@@ -10,4 +10,10 @@ inline constexpr const char* kDefaultChip = "tpu-v4i";
 // ("tpu-v4i"), looked up under the working directory and then under the source tree.
 std::string resolve_chip_path(const std::string& chip);
 
+inline constexpr const char* kDefaultWorkload = "bert-base-layer-s128";
+
+// A workload argument is a path (.yaml graph or SCALE-Sim .csv), or the bare name of a sample in
+// workloads/ ("resnet50"), looked up the same way.
+std::string resolve_workload_path(const std::string& workload);
+
 }  // namespace tpusim::sim

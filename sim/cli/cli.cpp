@@ -58,8 +58,20 @@ int run_cli(int argc, char** argv) {
       ->required();
   add_overrides(validate, &validate_args.overrides);
 
-  add_pending(app, "run", "Compile a workload for a chip and simulate it",
-              "issue #6, workloads and lowering");
+  RunCommandArgs run_args;
+  CLI::App* run = app.add_subcommand("run", "Compile a workload for a chip and simulate it");
+  run->add_option("-c,--chip", run_args.chip, "Chip YAML or preset name")->default_val(kDefaultChip);
+  run->add_option("-w,--workload", run_args.workload,
+                  "Workload: YAML graph, SCALE-Sim topology CSV, or a sample name")
+      ->default_val(kDefaultWorkload);
+  run->add_option("-o,--out", run_args.out, "Write report.json, ops.csv and trace.json into this directory");
+  run->add_flag("--functional", run_args.functional, "Move real data and compute values (slower)");
+  run->add_option("--inputs", run_args.inputs,
+                  "With --functional: directory of NAME.npy inputs and weights (missing ones come from --seed)");
+  run->add_option("--dump", run_args.dump,
+                  "With --functional: write outputs (and generated inputs) as NAME.npy here");
+  run->add_option("--seed", run_args.seed, "Seed of generated inputs and weights")->default_val(1);
+  add_overrides(run, &run_args.overrides);
   ExecCommandArgs exec_args;
   CLI::App* exec = app.add_subcommand("exec", "Simulate an assembled program on a chip");
   exec->add_option("program", exec_args.program, "Program (.tasm or .tbin)")->required();
@@ -78,8 +90,16 @@ int run_cli(int argc, char** argv) {
       ->type_name("hbm:ADDR:BYTES=FILE")
       ->allow_extra_args(false);
   add_overrides(exec, &exec_args.overrides);
-  add_pending(app, "compile", "Lower a workload to a program for a chip",
-              "issue #6, workloads and lowering");
+  CompileCommandArgs compile_args;
+  CLI::App* compile = app.add_subcommand("compile", "Lower a workload to a program for a chip");
+  compile->add_option("-c,--chip", compile_args.chip, "Chip YAML or preset name")->default_val(kDefaultChip);
+  compile->add_option("-w,--workload", compile_args.workload,
+                      "Workload: YAML graph, SCALE-Sim topology CSV, or a sample name")
+      ->default_val(kDefaultWorkload);
+  compile->add_option("-o,--output", compile_args.output, "Program to write (.tasm text or .tbin binary)");
+  compile->add_flag("--explain", compile_args.explain,
+                    "Print each operator's tile, loop order, placement, footprint and bound");
+  add_overrides(compile, &compile_args.overrides);
   AsmCommandArgs asm_args;
   CLI::App* assemble = app.add_subcommand("asm", "Assemble .tasm text into a .tbin binary");
   assemble->add_option("input", asm_args.input, "Program text (.tasm)")->required();
@@ -138,6 +158,8 @@ int run_cli(int argc, char** argv) {
     if (validate->parsed()) return run_validate(validate_args);
     if (assemble->parsed()) return run_asm(asm_args);
     if (exec->parsed()) return run_exec(exec_args);
+    if (run->parsed()) return run_run(run_args);
+    if (compile->parsed()) return run_compile(compile_args);
     if (disassemble->parsed()) return run_disasm(disasm_args);
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

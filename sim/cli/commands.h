@@ -2,6 +2,7 @@
 // One function per implemented subcommand. Each returns the exit code, or throws a typed error
 // that run_cli maps to one.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,5 +44,26 @@ struct ExecCommandArgs {
   std::vector<std::string> dumps;  // "hbm:ADDR:BYTES=FILE": memory into a file after the run
 };
 int run_exec(const ExecCommandArgs& args);
+
+struct RunCommandArgs {
+  std::string chip;
+  std::string workload;
+  std::vector<std::string> overrides;
+  std::string out;
+  bool functional = false;
+  std::string inputs;  // directory of NAME.npy inputs and weights (functional)
+  std::string dump;    // directory for output tensors and generated inputs (functional)
+  std::uint64_t seed = 1;
+};
+int run_run(const RunCommandArgs& args);
+
+struct CompileCommandArgs {
+  std::string chip;
+  std::string workload;
+  std::vector<std::string> overrides;
+  std::string output;  // .tasm or .tbin; empty: none
+  bool explain = false;
+};
+int run_compile(const CompileCommandArgs& args);
 
 }  // namespace tpusim::sim

@@ -1,7 +1,5 @@
 // `tpusim exec`: simulate an assembled program on a chip and report.
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <filesystem>
 #include <cstdio>
@@ -9,17 +7,13 @@
 #include <iterator>
 #include <iostream>
 
-#include <spdlog/spdlog.h>
-#include <systemc>
-
 #include "isa/checker.h"
 #include "isa/program_file.h"
-#include "models/chip/chip.h"
 #include "sim/base/errors.h"
 #include "sim/cli/chip_path.h"
 #include "sim/cli/commands.h"
 #include "sim/config/chip_config.h"
-#include "sim/report/writers.h"
+#include "sim/run/simulate.h"
 
 namespace tpusim::sim {
 namespace {
@@ -105,23 +99,6 @@ void write_binary(const std::string& path, const std::vector<std::uint8_t>& data
   }
 }
 
-// The output directory exists (or is created) and takes files, before the run spends any time.
-void prepare_output_dir(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir, ec)) throw InputError(dir + ": cannot create output directory");
-  const fs::path probe = fs::path(dir) / ".tpusim-write-test";
-  if (!std::ofstream(probe).good()) throw InputError(dir + ": output directory is not writable");
-  fs::remove(probe, ec);
-}
-
-std::uint64_t peak_rss_bytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
-}
-
 }  // namespace
 
 int run_exec(const ExecCommandArgs& args) {
@@ -135,40 +112,24 @@ int run_exec(const ExecCommandArgs& args) {
   isa::Program program = isa::read_program_file(args.program);
   isa::check(program, chip.spec);
 
-  // Femtosecond resolution keeps a non-integer clock period (952.38 ps at 1.05 GHz) exact to
-  // 1e-6 relative; it must be set before the first sc_time exists.
-  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-  models::TraceRecorder trace(!args.out.empty());
-  const models::SimContext ctx{chip.spec, program, trace,
-                               sc_core::sc_time(1.0 / chip.spec.clock.value(), sc_core::SC_SEC),
-                               args.functional};
-  models::Chip model("chip", ctx);
-  for (const MemoryImage& image : loads) {
-    const std::vector<std::uint8_t> data = read_binary(image.file);
-    model.memory().store().write(image.addr, data.data(), data.size());
-  }
-  const models::RunResult result = model.run();
-  if (!result.deadlock.empty()) {
-    std::cerr << "simulation error: " << result.deadlock << "\n";
-    return kExitSimError;
-  }
-  for (const MemoryImage& image : dumps) {
-    std::vector<std::uint8_t> data(image.bytes);
-    model.memory().store().read(image.addr, data.data(), data.size());
-    write_binary(image.file, data);
-  }
-
-  Report report = derive_report(chip.spec, program,
-                                collect_stats(model.stats_sources(), program.ops.size()),
-                                trace.op_spans(), result.cycles, ctx.ps(result.end));
-  report.config = chip.resolved;
-  report.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  report.peak_rss_bytes = peak_rss_bytes();
-  if (!args.out.empty()) write_outputs(args.out, report, trace, program);
-  std::cout << terminal_summary(report);
-  spdlog::debug("simulated {} cycles in {:.3f} s wall", result.cycles, report.wall_seconds);
-  return kExitOk;
+  SimulateRequest request{chip, program};
+  request.functional = args.functional;
+  request.out_dir = args.out;
+  request.wall_start = wall_start;
+  request.before = [&](models::BackingStore& store) {
+    for (const MemoryImage& image : loads) {
+      const std::vector<std::uint8_t> data = read_binary(image.file);
+      store.write(image.addr, data.data(), data.size());
+    }
+  };
+  request.after = [&](models::BackingStore& store) {
+    for (const MemoryImage& image : dumps) {
+      std::vector<std::uint8_t> data(image.bytes);
+      store.read(image.addr, data.data(), data.size());
+      write_binary(image.file, data);
+    }
+  };
+  return simulate(request);
 }
 
 }  // namespace tpusim::sim

@@ -1,0 +1,116 @@
+// `tpusim run` (compile a workload for a chip and simulate it) and `tpusim compile`.
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "isa/checker.h"
+#include "isa/disassembler.h"
+#include "isa/lower/lower.h"
+#include "isa/program_file.h"
+#include "sim/base/errors.h"
+#include "sim/cli/chip_path.h"
+#include "sim/cli/commands.h"
+#include "sim/run/functional_io.h"
+#include "sim/run/simulate.h"
+#include "workloads/load.h"
+
+namespace tpusim::sim {
+
+namespace {
+
+// Names each tensor's HBM bytes, so the program text reads `src=conv1.w+256`, not a number.
+void add_regions(isa::Lowered& lowered) {
+  std::set<std::string> used;
+  for (const isa::TensorPlacement& t : lowered.tensors) {
+    std::string name;
+    for (char c : t.name) name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') ? c : '_';
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || name[0] == '.') name = "t_" + name;
+    if (isa::is_reserved_name(name)) name = "t_" + name;
+    std::string unique = name;
+    for (int i = 2; used.count(unique); ++i) unique = name + "_" + std::to_string(i);
+    used.insert(unique);
+    lowered.program.regions.push_back(
+        isa::Region{unique, isa::Space::kHbm, t.base, std::max<std::uint64_t>(1, t.storage_bytes()), 0});
+  }
+}
+
+isa::Lowered compile_workload(const config::ChipConfig& chip, const workloads::Graph& graph,
+                              const isa::LowerOptions& options) {
+  isa::Lowered lowered = isa::lower(graph, chip.spec, options);
+  add_regions(lowered);
+  isa::check(lowered.program, chip.spec);
+  return lowered;
+}
+
+}  // namespace
+
+int run_compile(const CompileCommandArgs& args) {
+  const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
+  const workloads::Graph graph = workloads::load_workload(resolve_workload_path(args.workload));
+  const isa::Lowered lowered = compile_workload(chip, graph, {});
+  if (args.explain) std::cout << isa::explain(lowered, chip.spec);
+  if (args.output.empty()) {
+    if (!args.explain)
+      std::cout << lowered.program.instructions.size() << " instructions for " << graph.name << " on "
+                << chip.spec.name << " (use -o FILE to write them, --explain for the tiling)\n";
+    return kExitOk;
+  }
+  const std::string ext = std::filesystem::path(args.output).extension().string();
+  if (ext == ".tbin") {
+    isa::write_binary_file(lowered.program, args.output);
+    return kExitOk;
+  }
+  if (ext != ".tasm") throw InputError(args.output + ": expected a .tasm or .tbin file name");
+  std::string text;
+  text += "; " + graph.name + " lowered for " + chip.spec.name + " by tpusim compile\n";
+  std::string plan = isa::explain(lowered, chip.spec);
+  for (std::size_t start = 0; start < plan.size();) {
+    const std::size_t end = plan.find('\n', start);
+    text += "; " + plan.substr(start, end - start) + "\n";
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  text += "\n" + isa::disassemble(lowered.program);
+  const std::string temp = args.output + ".partial";
+  std::ofstream out(temp);
+  out << text;
+  if (!out.flush() || std::rename(temp.c_str(), args.output.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw InputError(args.output + ": cannot write file");
+  }
+  return kExitOk;
+}
+
+int run_run(const RunCommandArgs& args) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
+  const std::string workload_path = resolve_workload_path(args.workload);
+  const workloads::Graph graph = workloads::load_workload(workload_path);
+  if (!args.functional && !(args.inputs.empty() && args.dump.empty()))
+    throw InputError("--inputs and --dump need --functional (timing mode carries no data)");
+  if (!args.out.empty()) prepare_output_dir(args.out);
+  if (!args.dump.empty()) prepare_output_dir(args.dump);
+
+  FunctionalData data;
+  isa::LowerOptions options;
+  if (args.functional) {
+    data = prepare_functional_data(graph, args.inputs, args.seed);
+    options.index_values = data.indices;
+  }
+  isa::Lowered lowered = compile_workload(chip, graph, options);
+  if (args.functional && !lowered.dtype_note.empty())
+    throw InputError("--functional: " + lowered.dtype_note);
+
+  SimulateRequest request{chip, lowered.program};
+  request.functional = args.functional;
+  request.out_dir = args.out;
+  request.workload = graph.name;
+  request.wall_start = wall_start;
+  request.before = [&](models::BackingStore& store) { write_tensors(store, lowered, data); };
+  request.after = [&](models::BackingStore& store) { dump_tensors(store, lowered, data, args.dump); };
+  return simulate(request);
+}
+
+}  // namespace tpusim::sim
