@@ -1,0 +1,165 @@
+// `tpusim run` end to end: a workload is lowered, simulated with real data (--functional), and
+// its outputs are compared with the plain reference evaluator of workloads/ on the same inputs
+// (the ones the run generated from its seed and wrote to --dump).
+//
+// Tolerances: integer paths are exact. bf16 paths compute in fp32 and round where the reference
+// rounds, except that fused epilogues (bias, activation) round once instead of per operator; a
+// result may then differ from the reference by a few bf16 steps (2^-8 relative each), and by more
+// through long chains (layernorm divides by a standard deviation computed from rounded values).
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "tests/sim/test_support.h"
+#include "workloads/npy.h"
+#include "workloads/reference.h"
+#include "workloads/yaml_graph.h"
+
+namespace {
+
+using tpusim::test::slurp;
+using tpusim::test::TempDir;
+namespace wl = tpusim::workloads;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string err;
+  double worst = 0;  // largest |got - want| / (1 + |want|) over all outputs
+  std::size_t compared = 0;
+  std::size_t nonzero = 0;  // outputs that are not 0: a run that wrote nothing cannot pass
+};
+
+Outcome run_and_compare(const std::string& chip, const std::string& graph_text,
+                        const std::string& extra = "") {
+  TempDir dir;
+  const std::string graph_path = dir.write("graph.yaml", graph_text);
+  const std::string dump = dir.path("dump");
+  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE "' run -q -c " + chip +
+                              " -w '" + graph_path + "' --functional --seed 7 --dump '" + dump + "' " + extra +
+                              " > /dev/null 2> '" + dir.path("err") + "'";
+  const int status = std::system(command.c_str());
+  Outcome o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o.err = slurp(dir.path("err"));
+  if (o.exit_code != 0) return o;
+  const wl::Graph graph = wl::load_graph_yaml(graph_path);
+  std::map<std::string, wl::TensorData> inputs;
+  for (const wl::Tensor& t : graph.tensors)
+    if (t.role == wl::TensorRole::kInput || t.role == wl::TensorRole::kWeight)
+      inputs[t.name] = wl::read_npy_for(dump + "/" + t.name + ".npy", t);
+  const auto want = wl::evaluate(graph, inputs);
+  for (const wl::Tensor& t : graph.tensors) {
+    if (t.role != wl::TensorRole::kOutput) continue;
+    const wl::TensorData got = wl::read_npy_for(dump + "/" + t.name + ".npy", t);
+    const wl::TensorData& ref = want.at(t.name);
+    REQUIRE(got.values.size() == ref.values.size());
+    for (std::size_t i = 0; i < ref.values.size(); ++i) {
+      o.worst = std::max(o.worst, std::abs(got.values[i] - ref.values[i]) / (1.0 + std::abs(ref.values[i])));
+      ++o.compared;
+      o.nonzero += got.values[i] != 0.0;
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("run: an int8 matmul on teach-4x4 equals the reference exactly", "[run]") {
+  const Outcome o = run_and_compare("teach-4x4", slurp(TPUSIM_SOURCE_DIR "/workloads/teach/matmul-4x4.yaml"));
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 16);
+  CHECK(o.worst == 0.0);
+}
+
+TEST_CASE("run: a ragged int8 matmul larger than the array is exact", "[run]") {
+  const Outcome o = run_and_compare("teach-4x4", R"(name: ragged
+dtype: int8
+tensors:
+  - {name: a, shape: [3, 7, 5], role: input}
+  - {name: b, shape: [5, 6], role: weight}
+  - {name: c, shape: [3, 7, 6], dtype: int32, role: output}
+ops:
+  - {name: c, op: matmul, inputs: [a, b]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 3 * 7 * 6);
+  CHECK(o.worst == 0.0);
+}
+
+TEST_CASE("run: bf16 linear layers with fused bias and activations match the reference", "[run]") {
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: mlp
+dtype: bf16
+tensors:
+  - {name: x, shape: [100, 300], role: input}
+  - {name: b2_bias, shape: [130], role: weight}
+  - {name: y, shape: [100, 130], role: output}
+ops:
+  - {name: fc1, op: linear, inputs: [x], features: 200, bias: true}
+  - {name: act1, op: relu, inputs: [fc1]}
+  - {name: fc2, op: linear, inputs: [act1], features: 130}
+  - {name: b2, op: bias, inputs: [fc2, b2_bias]}
+  - {name: y, op: gelu, inputs: [b2]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 100 * 130);
+  CHECK(o.worst < 1.0 / 64);
+}
+
+TEST_CASE("run: strided, padded and grouped convolutions match the reference", "[run]") {
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: convs
+dtype: bf16
+tensors:
+  - {name: img, shape: [2, 17, 15, 12], role: input}
+  - {name: y, shape: [2, 5, 4, 20], role: output}
+ops:
+  - {name: c1, op: conv2d, inputs: [img], filters: 24, kernel: 3, stride: 2, padding: 1, bias: true}
+  - {name: r1, op: relu, inputs: [c1]}
+  - {name: c2, op: conv2d, inputs: [r1], filters: 20, kernel: 3, padding: 1, groups: 4}
+  - {name: y, op: max_pool, inputs: [c2], kernel: 3, stride: 2, padding: 1}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 2 * 5 * 4 * 20);
+  CHECK(o.worst < 1.0 / 64);
+}
+
+TEST_CASE("run: depthwise convolution, relu6 and pools on the vector unit match the reference", "[run]") {
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: depthwise
+dtype: bf16
+tensors:
+  - {name: img, shape: [1, 12, 10, 16], role: input}
+  - {name: y, shape: [1, 1, 1, 16], role: output}
+ops:
+  - {name: dw, op: conv2d, inputs: [img], filters: 16, kernel: 3, stride: 2, padding: 1, groups: 16, bias: true}
+  - {name: act, op: relu6, inputs: [dw]}
+  - {name: pool, op: avg_pool, inputs: [act], kernel: 2, stride: 2}
+  - {name: y, op: global_avg_pool, inputs: [pool]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 16);
+  CHECK(o.worst < 1.0 / 32);
+}
+
+TEST_CASE("run: a BERT-base encoder layer matches the reference", "[run]") {
+  const Outcome o = run_and_compare("tpu-v4i", slurp(TPUSIM_SOURCE_DIR "/workloads/bert-base-layer-s128.yaml"));
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 128 * 768);
+  CHECK(o.worst < 1.0 / 32);
+}
+
+TEST_CASE("run: the same workload on simple and HBM memory gives the same outputs", "[run]") {
+  const std::string graph = slurp(TPUSIM_SOURCE_DIR "/workloads/teach/matmul-4x4.yaml");
+  const Outcome hbm = run_and_compare("teach-4x4", graph, "--set memory.model=hbm");
+  REQUIRE(hbm.exit_code == 0);
+  CHECK(hbm.nonzero > 0);
+  CHECK(hbm.worst == 0.0);
+}
