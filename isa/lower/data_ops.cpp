@@ -31,21 +31,30 @@ std::vector<Transfer> gather_rows(const RowView& src, std::uint64_t first, std::
   return xfers;
 }
 
-void copy_pipeline(OpContext& ctx, std::uint64_t rows, std::uint64_t cols, DType dtype,
-                   std::function<std::vector<Transfer>(const RowTile&, Address)> load,
-                   std::function<std::vector<Transfer>(const RowTile&, Address)> store,
-                   const std::string& description) {
-  OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
-  const std::uint64_t row_bytes = cols * dtype_bytes(dtype);
-  RowPipeline p;
-  p.inputs.push_back(RowInput{row_bytes, std::move(load)});
-  p.out_bytes_per_row = row_bytes;
-  p.store = std::move(store);
-  p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o, Address) {
-    e.vector(VectorOp::kMove, dtype, dtype, u32(t.rows), u32(cols), {o, u32(row_bytes)}, {in[0], u32(row_bytes)});
-  };
-  p.description = description;
-  emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)), vmem);
+using ColumnIo = std::function<std::vector<Transfer>(const RowTile&, Address, std::uint64_t col0,
+                                                     std::uint64_t cols)>;
+
+// Copies rows through vmem in blocks of columns narrow enough that eight rows fit twice over
+// (a KV-cache concat has rows of megabytes).
+void copy_pipeline(OpContext& ctx, std::uint64_t rows, std::uint64_t cols, DType dtype, ColumnIo load,
+                   ColumnIo store, const std::string& description) {
+  const std::uint64_t e = dtype_bytes(dtype);
+  const std::uint64_t budget = ctx.chip.core.vmem.capacity.value() / 2;
+  const std::uint64_t block = std::max<std::uint64_t>(1, std::min(cols, budget / (4 * 8 * e)));
+  for (std::uint64_t col0 = 0; col0 < cols; col0 += block) {
+    const std::uint64_t width = std::min(block, cols - col0);
+    const std::uint64_t row_bytes = width * e;
+    OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+    RowPipeline p;
+    p.inputs.push_back(RowInput{row_bytes, [=](const RowTile& t, Address slot) { return load(t, slot, col0, width); }});
+    p.out_bytes_per_row = row_bytes;
+    p.store = [=](const RowTile& t, Address slot) { return store(t, slot, col0, width); };
+    p.compute = [=](Emitter& em, const RowTile& t, const std::vector<Address>& in, Address o, Address) {
+      em.vector(VectorOp::kMove, dtype, dtype, u32(t.rows), u32(width), {o, u32(row_bytes)}, {in[0], u32(row_bytes)});
+    };
+    p.description = description + (width < cols ? " (" + std::to_string(ceil_div(cols, block)) + " column blocks)" : "");
+    emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)), vmem);
+  }
 }
 
 }  // namespace
@@ -57,9 +66,10 @@ void lower_copy(OpContext& ctx) {
   const std::uint64_t cols = u(out.shape.back());
   const std::uint64_t rows = u(product(out.shape, 0, rank - 1));
   const RowView out_rows = matrix_rows(out);
-  auto store_cols = [=](std::uint64_t col0, std::uint64_t ncols) {
-    return [=](const RowTile& t, Address slot) {
-      return row_transfers(true, out_rows, t.first, t.rows, col0 * e, ncols * e, slot, ncols * e);
+  // Stores columns [base + c0, base + c0 + n) of the output's rows.
+  auto store_cols = [=](std::uint64_t base) -> ColumnIo {
+    return [=](const RowTile& t, Address slot, std::uint64_t c0, std::uint64_t n) {
+      return row_transfers(true, out_rows, t.first, t.rows, (base + c0) * e, n * e, slot, n * e);
     };
   };
 
@@ -77,8 +87,12 @@ void lower_copy(OpContext& ctx) {
     }
     const std::uint64_t col_stride = xs[u(perm[rank - 1])];
     copy_pipeline(ctx, rows, cols, out.dtype,
-                  [=](const RowTile& t, Address slot) { return gather_rows(src, t.first, t.rows, cols, col_stride, e, slot); },
-                  store_cols(0, cols),
+                  [=](const RowTile& t, Address slot, std::uint64_t c0, std::uint64_t n) {
+                    RowView from = src;
+                    from.base += c0 * col_stride;
+                    return gather_rows(from, t.first, t.rows, n, col_stride, e, slot);
+                  },
+                  store_cols(0),
                   col_stride == e ? "rows gathered by strided DMA" : "element-wise gather (the last axis moves)");
     return;
   }
@@ -91,8 +105,10 @@ void lower_copy(OpContext& ctx) {
       if (u(axis) + 1 == rank) {
         const RowView src = matrix_rows(*in);
         copy_pipeline(ctx, rows, width, out.dtype,
-                      [=](const RowTile& t, Address slot) { return row_transfers(false, src, t.first, t.rows, 0, width * e, slot, width * e); },
-                      store_cols(col0, width), "copy into a column slice of the output");
+                      [=](const RowTile& t, Address slot, std::uint64_t c0, std::uint64_t n) {
+                        return row_transfers(false, src, t.first, t.rows, c0 * e, n * e, slot, n * e);
+                      },
+                      store_cols(col0), "copy into a column slice of the output");
       } else {
         if (in->storage != in->shape || out.storage != out.shape)
           ctx.fail("concat of padded tensors is only supported along the last axis");
@@ -101,8 +117,12 @@ void lower_copy(OpContext& ctx) {
         const RowView src{in->base, {1, 1, outer}, {0, 0, width * e}};
         const RowView dst{out.base, {1, 1, outer}, {0, 0, out_width * e}};
         copy_pipeline(ctx, outer, width, out.dtype,
-                      [=](const RowTile& t, Address slot) { return row_transfers(false, src, t.first, t.rows, 0, width * e, slot, width * e); },
-                      [=](const RowTile& t, Address slot) { return row_transfers(true, dst, t.first, t.rows, col0 * e, width * e, slot, width * e); },
+                      [=](const RowTile& t, Address slot, std::uint64_t c0, std::uint64_t n) {
+                        return row_transfers(false, src, t.first, t.rows, c0 * e, n * e, slot, n * e);
+                      },
+                      [=](const RowTile& t, Address slot, std::uint64_t c0, std::uint64_t n) {
+                        return row_transfers(true, dst, t.first, t.rows, (col0 + c0) * e, n * e, slot, n * e);
+                      },
                       "copy into a slice of the output");
       }
       col0 += width;
@@ -115,8 +135,10 @@ void lower_copy(OpContext& ctx) {
   if (u(x.shape.back()) != cols) ctx.fail("reshape of a padded tensor must keep the last dimension");
   const RowView src = matrix_rows(x);
   copy_pipeline(ctx, rows, cols, out.dtype,
-                [=](const RowTile& t, Address slot) { return row_transfers(false, src, t.first, t.rows, 0, cols * e, slot, cols * e); },
-                store_cols(0, cols), "copy between padded and dense layouts");
+                [=](const RowTile& t, Address slot, std::uint64_t c0, std::uint64_t n) {
+                  return row_transfers(false, src, t.first, t.rows, c0 * e, n * e, slot, n * e);
+                },
+                store_cols(0), "copy between padded and dense layouts");
 }
 
 void lower_embedding(OpContext& ctx, const std::vector<std::int64_t>* indices) {
@@ -140,14 +162,16 @@ void lower_embedding(OpContext& ctx, const std::vector<std::int64_t>* indices) {
   const RowView out_rows = matrix_rows(out);
   copy_pipeline(
       ctx, rows, dim, out.dtype,
-      [=](const RowTile& t, Address slot) {
+      [=](const RowTile& t, Address slot, std::uint64_t c0, std::uint64_t n) {
         std::vector<Transfer> xfers;
         for (std::uint64_t i = 0; i < t.rows; ++i)
-          xfers.push_back(Transfer{false, {Space::kHbm, table.base + row_of[t.first + i] * dim * e},
-                                   {slot.space, slot.addr + i * dim * e}, dim * e, {1}, {0}, {0}});
+          xfers.push_back(Transfer{false, {Space::kHbm, table.base + (row_of[t.first + i] * dim + c0) * e},
+                                   {slot.space, slot.addr + i * n * e}, n * e, {1}, {0}, {0}});
         return xfers;
       },
-      [=](const RowTile& t, Address slot) { return row_transfers(true, out_rows, t.first, t.rows, 0, dim * e, slot, dim * e); },
+      [=](const RowTile& t, Address slot, std::uint64_t c0, std::uint64_t n) {
+        return row_transfers(true, out_rows, t.first, t.rows, c0 * e, n * e, slot, n * e);
+      },
       indices ? "one row gather per index (indices resolved when compiling)"
               : "one row gather per index (indices unknown when compiling: spread over the table)");
 }

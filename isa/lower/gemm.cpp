@@ -18,10 +18,12 @@ struct Tiles {
   std::uint64_t hbm_bytes = 0, vmem = 0, accmem = 0;
 };
 
+// Double-buffered A, B and output tiles, the resident bias (as stored and widened to fp32), a
+// row of sixes for relu6, and the 64-byte alignment of each.
 std::uint64_t vmem_need(const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
                         std::uint64_t tk) {
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
-  return 2 * (tm * tk + tk * tn) * ei + 2 * tm * tn * eo + 4 * tn + 3 * 64;
+  return 2 * (tm * tk + tk * tn) * ei + 2 * tm * tn * eo + p.resident_bytes + 4 * tn + 9 * 64;
 }
 
 // Busy cycles of one MXU for one step: each (weight tile, row block) pair costs the larger of
@@ -102,7 +104,12 @@ struct TileRef {
 
 }  // namespace
 
-void emit_gemm(OpContext& ctx, const GemmProblem& p) {
+void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
+  GemmProblem p = problem;
+  if (ctx.epilogue_bias) {
+    const std::uint64_t len = static_cast<std::uint64_t>(ctx.epilogue_bias->shape.back());
+    p.resident_bytes = len * (dtype_bytes(ctx.epilogue_bias->dtype) + 4);
+  }
   Emitter& e = ctx.e;
   const auto& mxu = ctx.chip.core.mxu;
   const Tiles tiles = choose_tiles(ctx, p);

@@ -57,7 +57,7 @@ struct GemmProblem {
       store_c;
   // Column of the bias vector that output column 0 of batch b reads (grouped convolutions).
   std::function<std::uint64_t(std::uint64_t b)> bias_column = [](std::uint64_t) { return 0; };
-  std::uint64_t a_bytes_per_row_per_k = 0;  // bytes of HBM read per A element gathered
+  std::uint64_t resident_bytes = 0;         // vmem held for the whole operator (the bias)
   std::string a_description;                // "dense rows" or "im2col gather of ..."
 };
 
