@@ -32,6 +32,10 @@ module pe_os #(
     output logic signed [AW-1:0] acc
 );
   logic signed [AW-1:0] res;
+  // A separate signed wire: an unsized '0 inside the sum would make the whole expression
+  // unsigned, and the int8 operands would then be zero-extended instead of sign-extended.
+  logic signed [AW-1:0] base;
+  assign base = a_first_in ? '0 : acc;
 
   // Capture hands the finished sum on directly; afterwards the copy in `res` moves.
   assign up_out = cap ? acc : res;
@@ -51,7 +55,7 @@ module pe_os #(
       a_out <= a_in;
       b_out <= b_in;
       acc_valid <= a_valid_in;
-      if (a_valid_in) acc <= (a_first_in ? '0 : acc) + a_in * b_in;
+      if (a_valid_in) acc <= base + a_in * b_in;
       if (cap || shift) res <= up_in;
     end
   end
