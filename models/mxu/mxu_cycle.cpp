@@ -103,6 +103,7 @@ MxuLoadTiming CycleMxu::load_weights(const isa::MxuLoadWeights& lw, std::uint64_
   // Until a matmul switches to this tile, another load would overwrite it.
   if (spec_.weight_double_buffer) shadow_free_at_ = ~std::uint64_t{0};
   load_path_free_at_ = t.end;
+  if (observer_) observer_->load(lw, t);
   return t;
 }
 
@@ -245,6 +246,7 @@ CycleMatmulResult CycleMxu::matmul(const isa::MxuMatmul& mm, std::uint64_t now,
   run_ahead(mm, expected, out);
   t.end = *std::max_element(out.row_ready.begin(), out.row_ready.end());
   drained_at_ = std::max(drained_at_, t.end);
+  if (observer_) observer_->matmul(mm, out);
   return out;
 }
 

@@ -20,7 +20,7 @@
 //
 // Limits (checked by the config, see sim/config/chip_validate.cpp): integer operands at rate 1 and
 // a vector-memory port that delivers a whole array row per cycle, so every stream runs at one
-// row per cycle; arrays up to kMaxCyclePes PEs.
+// row per cycle; arrays up to kMaxCycleMxuPes PEs (sim/base/spec/core_spec.h).
 
 #include <cstdint>
 #include <deque>
@@ -34,23 +34,22 @@
 
 namespace tpusim::models {
 
-// The largest array the cycle-level model accepts (64 x 64): it simulates about 10^7 PE-cycles
-// per second (docs/performance.md), so larger arrays belong to the fast model.
-inline constexpr std::uint64_t kMaxCyclePes = 4096;
+struct CycleMatmulResult {
+  MxuMatmulTiming timing;
+  std::vector<std::int32_t> y;            // M x N, row-major
+  std::vector<std::uint64_t> row_ready;   // cycle each output row is in accumulator memory
+};
 
 // Receives every committed cycle: the edge inputs (the stimulus the RTL replays) and what each
-// PE did. `begin` is called once, before the first cycle.
+// PE did. `begin` is called once, before the first cycle. The instruction events arrive when an
+// instruction is scheduled, before the cycles they describe.
 class ArrayObserver {
  public:
   virtual ~ArrayObserver() = default;
   virtual void begin(Dataflow dataflow, std::uint32_t rows, std::uint32_t cols) = 0;
   virtual void cycle(std::uint64_t t, const ArrayInputs& in, const std::vector<PeView>& pes) = 0;
-};
-
-struct CycleMatmulResult {
-  MxuMatmulTiming timing;
-  std::vector<std::int32_t> y;            // M x N, row-major
-  std::vector<std::uint64_t> row_ready;   // cycle each output row is in accumulator memory
+  virtual void load(const isa::MxuLoadWeights&, const MxuLoadTiming&) {}
+  virtual void matmul(const isa::MxuMatmul&, const CycleMatmulResult&) {}
 };
 
 class CycleMxu {

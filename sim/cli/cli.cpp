@@ -77,6 +77,16 @@ int run_cli(int argc, char** argv) {
                    "With --functional: write off-chip memory to a file after the run")
       ->type_name("hbm:ADDR:BYTES=FILE")
       ->allow_extra_args(false);
+  exec->add_option("--vcd", exec_args.vcd,
+                   "Write a VCD waveform of the cycle-level MXU (core 0, mxu0): one scope per PE")
+      ->type_name("FILE");
+  exec->add_flag("--show", exec_args.show,
+                 "Show the cycle-level MXU cycle by cycle: inputs, weights and sums of every PE");
+  exec->add_option("--show-format", exec_args.show_format, "text (default) or html")
+      ->check(CLI::IsMember({"text", "html"}));
+  exec->add_option("--show-out", exec_args.show_out,
+                   "Write the --show view to this file (needed for html) instead of stdout")
+      ->type_name("FILE");
   add_overrides(exec, &exec_args.overrides);
   add_pending(app, "compile", "Lower a workload to a program for a chip",
               "issue #6, workloads and lowering");

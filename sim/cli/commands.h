@@ -41,6 +41,10 @@ struct ExecCommandArgs {
   bool functional = false;
   std::vector<std::string> loads;  // "hbm:ADDR=FILE": file contents into memory before the run
   std::vector<std::string> dumps;  // "hbm:ADDR:BYTES=FILE": memory into a file after the run
+  std::string vcd;                 // cycle-level MXU waveform file; empty: none
+  bool show = false;               // print the cycle-level MXU cycle by cycle
+  std::string show_format = "text";  // text | html
+  std::string show_out;            // file for the --show view; empty: stdout
 };
 int run_exec(const ExecCommandArgs& args);
 

@@ -2,7 +2,9 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
@@ -15,10 +17,12 @@
 #include "isa/checker.h"
 #include "isa/program_file.h"
 #include "models/chip/chip.h"
+#include "models/mxu/array_vcd.h"
 #include "sim/base/errors.h"
 #include "sim/cli/chip_path.h"
 #include "sim/cli/commands.h"
 #include "sim/config/chip_config.h"
+#include "sim/report/array_view.h"
 #include "sim/report/writers.h"
 
 namespace tpusim::sim {
@@ -134,20 +138,60 @@ int run_exec(const ExecCommandArgs& args) {
   if (!args.out.empty()) prepare_output_dir(args.out);
   isa::Program program = isa::read_program_file(args.program);
   isa::check(program, chip.spec);
+  const bool watch = !args.vcd.empty() || args.show;
+  if (watch && chip.spec.core.mxu.model != MxuModel::kCycle)
+    throw InputError(
+        "--vcd and --show watch the cycle-level MXU; this chip has core.mxu.model: fast (add "
+        "--set core.mxu.model=cycle)");
+  if (!args.show && (args.show_format != "text" || !args.show_out.empty()))
+    throw InputError("--show-format and --show-out go with --show");
+  if (args.show_format == "html" && args.show_out.empty())
+    throw InputError("--show-format html needs --show-out FILE (the page is one file)");
+  std::ofstream vcd_file;
+  if (!args.vcd.empty()) {
+    vcd_file.open(args.vcd);
+    if (!vcd_file) throw InputError(args.vcd + ": cannot write file");
+  }
+  std::ofstream show_file;
+  if (!args.show_out.empty()) {
+    show_file.open(args.show_out);
+    if (!show_file) throw InputError(args.show_out + ": cannot write file");
+  }
 
   // Femtosecond resolution keeps a non-integer clock period (952.38 ps at 1.05 GHz) exact to
   // 1e-6 relative; it must be set before the first sc_time exists.
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   models::TraceRecorder trace(!args.out.empty());
-  const models::SimContext ctx{chip.spec, program, trace,
-                               sc_core::sc_time(1.0 / chip.spec.clock.value(), sc_core::SC_SEC),
-                               args.functional};
+  const sc_core::sc_time period(1.0 / chip.spec.clock.value(), sc_core::SC_SEC);
+  ObserverFanout observers;
+  ArrayRecording recording;
+  std::unique_ptr<models::ArrayVcd> vcd;
+  if (!args.vcd.empty()) {
+    const auto period_ps = static_cast<std::uint64_t>(period.to_seconds() * 1e12 + 0.5);
+    vcd = std::make_unique<models::ArrayVcd>(vcd_file, std::max<std::uint64_t>(1, period_ps));
+    observers.add(vcd.get());
+  }
+  if (args.show) observers.add(&recording);
+  const models::SimContext ctx{chip.spec, program, trace, period, args.functional,
+                               observers.empty() ? nullptr : &observers};
   models::Chip model("chip", ctx);
   for (const MemoryImage& image : loads) {
     const std::vector<std::uint8_t> data = read_binary(image.file);
     model.memory().store().write(image.addr, data.data(), data.size());
   }
   const models::RunResult result = model.run();
+  vcd.reset();  // writes the closing time stamp
+  if (vcd_file.is_open() && !vcd_file.flush()) throw InputError(args.vcd + ": cannot write file");
+  if (args.show) {
+    const std::string view = args.show_format == "html"
+                                 ? render_show_html(recording, "tpusim --show: " + args.program)
+                                 : render_show_text(recording);
+    if (show_file.is_open()) {
+      if (!(show_file << view).flush()) throw InputError(args.show_out + ": cannot write file");
+    } else {
+      std::cout << view << "\n";
+    }
+  }
   if (!result.deadlock.empty()) {
     std::cerr << "simulation error: " << result.deadlock << "\n";
     return kExitSimError;
