@@ -62,6 +62,8 @@ void CycleMxu::finish() {
     return false;
   };
   while (busy()) commit_until(committed_.cycle + 1);
+  // The last result left in the cycle just committed; one more shows the array idle again.
+  commit_until(committed_.cycle + 1);
 }
 
 void CycleMxu::schedule_tile(std::uint64_t first_cycle, const std::vector<std::int32_t>& tile,
