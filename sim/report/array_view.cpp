@@ -10,13 +10,6 @@ std::string dims(std::uint32_t m, std::uint32_t k, std::uint32_t n) {
   return "m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n);
 }
 
-bool active(const ArrayRecording::Frame& f) {
-  if (f.in.in_valid || f.in.wl_valid || f.in.cap || f.in.shift) return true;
-  for (const auto& p : f.pes)
-    if (p.a_valid || p.ps_valid) return true;
-  return false;
-}
-
 // One PE in one cycle. An idle stationary PE shows the operand it holds, in parentheses (the
 // sum it passes on means nothing then); an idle output-stationary PE shows its accumulator in
 // brackets.
@@ -88,6 +81,13 @@ void ArrayRecording::matmul(const isa::MxuMatmul& mm, const models::CycleMatmulR
   events_.push_back(Event{r.timing.end, what + ": done"});
 }
 
+bool ArrayRecording::Frame::active() const {
+  if (in.in_valid || in.wl_valid || in.cap || in.shift) return true;
+  for (const auto& p : pes)
+    if (p.a_valid || p.ps_valid) return true;
+  return false;
+}
+
 std::vector<ArrayRecording::Event> ArrayRecording::events() const {
   std::vector<Event> e = events_;
   std::stable_sort(e.begin(), e.end(),
@@ -140,9 +140,9 @@ std::string render_show_text(const ArrayRecording& rec) {
   const auto& frames = rec.frames();
   std::size_t i = 0;
   while (i < frames.size()) {
-    if (!active(frames[i])) {
+    if (!frames[i].active()) {
       std::size_t j = i;
-      while (j + 1 < frames.size() && !active(frames[j + 1])) ++j;
+      while (j + 1 < frames.size() && !frames[j + 1].active()) ++j;
       print_events(frames[j].t);
       o << "cycles " << frames[i].t << ".." << frames[j].t << ": array idle\n";
       i = j + 1;

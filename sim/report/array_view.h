@@ -18,6 +18,7 @@ class ArrayRecording : public models::ArrayObserver {
     std::uint64_t t = 0;
     models::ArrayInputs in;
     std::vector<models::PeView> pes;
+    bool active() const;  // anything enters the edges or any PE works
   };
   struct Event {
     std::uint64_t cycle = 0;

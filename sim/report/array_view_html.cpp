@@ -153,7 +153,13 @@ std::string render_show_html(const ArrayRecording& rec, const std::string& title
   data["flow"] = std::string(dataflow_name(rec.dataflow())) + " dataflow, " +
                  std::to_string(rec.rows()) + "x" + std::to_string(rec.cols()) + " array";
   json frames = json::array();
-  for (const auto& f : rec.frames()) {
+  // The page starts where the array first does something: the cycles before are all alike
+  // (the text view prints them as one "idle" line).
+  const auto& all = rec.frames();
+  std::size_t first = 0;
+  while (first + 1 < all.size() && !all[first].active()) ++first;
+  for (std::size_t i = first; i < all.size(); ++i) {
+    const ArrayRecording::Frame& f = all[i];
     json pes = json::array();
     for (const auto& p : f.pes) pes.push_back({p.a_valid ? 1 : 0, p.a, p.w, p.ps_valid ? 1 : 0, p.ps});
     std::string edge;
