@@ -39,7 +39,9 @@ void ArrayVcd::begin(Dataflow, std::uint32_t rows, std::uint32_t cols) {
 
 void ArrayVcd::cycle(std::uint64_t t, const ArrayInputs& in, const std::vector<PeView>& pes) {
   // Two's complement in the declared width: GTKWave shows it signed when asked to.
-  const auto bits = [](std::int32_t v) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(v)); };
+  const auto bits = [](std::int32_t v) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(v));
+  };
   vcd_.time(t * period_ps_);
   vcd_.change(clk_, 1);
   vcd_.change(cycle_, t);

@@ -31,8 +31,7 @@ class ArrayVcd : public ArrayObserver {
   };
   VcdWriter vcd_;
   std::uint64_t period_ps_;
-  std::size_t clk_ = 0, cycle_ = 0, in_valid_ = 0, in_tag_ = 0, wl_valid_ = 0, cap_ = 0,
-              shift_ = 0;
+  std::size_t clk_ = 0, cycle_ = 0, in_valid_ = 0, in_tag_ = 0, wl_valid_ = 0, cap_ = 0, shift_ = 0;
   std::vector<PeSignals> pes_;
   std::uint64_t next_ = 0;  // the cycle after the last one written
   bool begun_ = false;

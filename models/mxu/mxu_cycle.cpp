@@ -49,7 +49,8 @@ void CycleMxu::commit_until(std::uint64_t cycle) {
     leaving.clear();
     advance(committed_, leaving, observer_ ? &view_ : nullptr);
     const auto it = schedule_.find(t);
-    if (observer_) observer_->cycle(t, it == schedule_.end() ? empty_slot_.in : it->second.in, view_);
+    if (observer_)
+      observer_->cycle(t, it == schedule_.end() ? empty_slot_.in : it->second.in, view_);
     if (it != schedule_.end()) schedule_.erase(it);
   }
 }
@@ -109,8 +110,8 @@ MxuLoadTiming CycleMxu::load_weights(const isa::MxuLoadWeights& lw, std::uint64_
   return t;
 }
 
-void CycleMxu::schedule_ws(const isa::MxuMatmul& mm, const std::vector<std::int32_t>& x,
-                           bool swap, MxuMatmulTiming& t) {
+void CycleMxu::schedule_ws(const isa::MxuMatmul& mm, const std::vector<std::int32_t>& x, bool swap,
+                           MxuMatmulTiming& t) {
   const std::uint32_t instr = next_instr_ - 1;
   for (std::uint32_t i = 0; i < mm.m; ++i) {
     Slot& s = slot(t.start + i);

@@ -36,8 +36,8 @@ namespace tpusim::models {
 
 struct CycleMatmulResult {
   MxuMatmulTiming timing;
-  std::vector<std::int32_t> y;            // M x N, row-major
-  std::vector<std::uint64_t> row_ready;   // cycle each output row is in accumulator memory
+  std::vector<std::int32_t> y;           // M x N, row-major
+  std::vector<std::uint64_t> row_ready;  // cycle each output row is in accumulator memory
 };
 
 // Receives every committed cycle: the edge inputs (the stimulus the RTL replays) and what each

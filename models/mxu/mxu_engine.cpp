@@ -50,7 +50,8 @@ class CycleEngine : public MxuEngine {
     if (vmem) {
       MxuDatapath parse;  // the one reader of mxu.lw's layouts (strides, transpose)
       parse.load_weights(lw, vmem);
-      for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<std::int32_t>(parse.weights()[i]);
+      for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<std::int32_t>(parse.weights()[i]);
     }
     return cycle_.load_weights(lw, now, w);
   }
@@ -62,8 +63,8 @@ class CycleEngine : public MxuEngine {
       const std::uint64_t size = dtype_bytes(mm.dtype);
       for (std::uint32_t m = 0; m < mm.m; ++m)
         for (std::uint32_t k = 0; k < mm.k; ++k)
-          x[std::size_t{m} * mm.k + k] = static_cast<std::int32_t>(
-              load_element(vmem + mm.src.addr + std::uint64_t{m} * mm.src_stride + k * size, mm.dtype));
+          x[std::size_t{m} * mm.k + k] = static_cast<std::int32_t>(load_element(
+              vmem + mm.src.addr + std::uint64_t{m} * mm.src_stride + k * size, mm.dtype));
     }
     last_ = cycle_.matmul(mm, now, x);
     return last_.timing;

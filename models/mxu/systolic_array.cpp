@@ -106,7 +106,8 @@ void SystolicArray::step_output(const ArrayInputs& in, std::vector<PeView>* view
   std::vector<Lane> left(R), top(C);
   for (std::uint32_t r = 0; r < R; ++r)
     left[r] = skew(in_skew_, r, Lane{in.in_valid, in.in_tag, 0, at(in.in, r)});
-  for (std::uint32_t c = 0; c < C; ++c) top[c] = skew(w_skew_, c, Lane{true, false, 0, at(in.w, c)});
+  for (std::uint32_t c = 0; c < C; ++c)
+    top[c] = skew(w_skew_, c, Lane{true, false, 0, at(in.w, c)});
 
   const bool moving = in.cap || in.shift;
   for (std::uint32_t r = 0; r < R; ++r) {

@@ -38,8 +38,8 @@ struct ArrayInputs {
 // What one PE does in one cycle, for waveforms and the teaching view (the RTL's pe_* ports).
 struct PeView {
   bool a_valid = false;
-  std::int32_t a = 0;   // the activation it multiplies this cycle
-  std::int32_t w = 0;   // the weight it multiplies this cycle
+  std::int32_t a = 0;  // the activation it multiplies this cycle
+  std::int32_t w = 0;  // the weight it multiplies this cycle
   bool ps_valid = false;
   std::int32_t ps = 0;  // the sum it latches at the end of the cycle
 };

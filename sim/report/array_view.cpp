@@ -14,7 +14,8 @@ std::string dims(std::uint32_t m, std::uint32_t k, std::uint32_t n) {
 // sum it passes on means nothing then); an idle output-stationary PE shows its accumulator in
 // brackets.
 std::string cell(const models::PeView& p, bool keeps_sum) {
-  if (p.a_valid) return std::to_string(p.a) + "*" + std::to_string(p.w) + "=" + std::to_string(p.ps);
+  if (p.a_valid)
+    return std::to_string(p.a) + "*" + std::to_string(p.w) + "=" + std::to_string(p.ps);
   if (keeps_sum) return "[" + std::to_string(p.ps) + "]";
   return "(" + std::to_string(p.w) + ")";
 }
@@ -24,8 +25,11 @@ std::string edge(const ArrayRecording& rec, const models::ArrayInputs& in) {
   const bool os = rec.dataflow() == Dataflow::kOutputStationary;
   const bool is = rec.dataflow() == Dataflow::kInputStationary;
   if (in.in_valid) {
-    std::string what = os ? "step k of X and W enters" : is ? "a W column enters" : "an X row enters";
-    if (in.in_tag) what += os ? " (k = 0: sums restart)" : " (first of its tile: PEs switch planes)";
+    std::string what = os   ? "step k of X and W enters"
+                       : is ? "a W column enters"
+                            : "an X row enters";
+    if (in.in_tag)
+      what += os ? " (k = 0: sums restart)" : " (first of its tile: PEs switch planes)";
     parts.push_back(what);
   }
   if (in.wl_valid)

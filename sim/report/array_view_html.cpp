@@ -127,11 +127,16 @@ show(0);
 std::string escape_html(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -161,10 +166,14 @@ std::string render_show_html(const ArrayRecording& rec, const std::string& title
   for (std::size_t i = first; i < all.size(); ++i) {
     const ArrayRecording::Frame& f = all[i];
     json pes = json::array();
-    for (const auto& p : f.pes) pes.push_back({p.a_valid ? 1 : 0, p.a, p.w, p.ps_valid ? 1 : 0, p.ps});
+    for (const auto& p : f.pes)
+      pes.push_back({p.a_valid ? 1 : 0, p.a, p.w, p.ps_valid ? 1 : 0, p.ps});
     std::string edge;
-    if (f.in.in_valid) edge += f.in.in_tag ? "new item enters (first of its tile or fold)" : "new item enters";
-    if (f.in.wl_valid) edge += std::string(edge.empty() ? "" : "; ") + "load-chain row " + std::to_string(f.in.wl_row);
+    if (f.in.in_valid)
+      edge += f.in.in_tag ? "new item enters (first of its tile or fold)" : "new item enters";
+    if (f.in.wl_valid)
+      edge +=
+          std::string(edge.empty() ? "" : "; ") + "load-chain row " + std::to_string(f.in.wl_row);
     if (f.in.cap) edge += std::string(edge.empty() ? "" : "; ") + "capture results, row 0 leaves";
     if (f.in.shift) edge += std::string(edge.empty() ? "" : "; ") + "next result row leaves";
     frames.push_back({{"t", f.t}, {"edge", edge}, {"pes", pes}});
@@ -179,8 +188,9 @@ std::string render_show_html(const ArrayRecording& rec, const std::string& title
   std::string payload = data.dump();
   replace(payload, "</", "<\\/");
   replace(page, "@TITLE@", escape_html(title));
-  replace(page, "@IDLE@", keeps ? "<b>[s]</b>: idle, holding its accumulator s."
-                                : "<b>(w)</b>: idle, holding w in its active plane.");
+  replace(page, "@IDLE@",
+          keeps ? "<b>[s]</b>: idle, holding its accumulator s."
+                : "<b>(w)</b>: idle, holding w in its active plane.");
   replace(page, "@DATA@", payload);
   return page;
 }

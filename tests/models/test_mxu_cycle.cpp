@@ -112,8 +112,7 @@ TEST_CASE("mxu cycle: one tile matches the fast model, the row formulas and the 
       }
 }
 
-TEST_CASE("mxu cycle: instruction sequences keep matching the fast model",
-          "[timing][mxu][cycle]") {
+TEST_CASE("mxu cycle: instruction sequences keep matching the fast model", "[timing][mxu][cycle]") {
   // Loads and matmuls arriving at random times exercise double buffering, the shadow plane,
   // back-to-back streams and the shared os shift path across instructions.
   std::mt19937 rng(11);

@@ -68,10 +68,10 @@ TEST_CASE("vcd: header, declarations and changes only when a value changes", "[v
   w.change(bit, 1);
   w.change(bus, 5);
   w.time(10);
-  w.change(bit, 1);    // unchanged: not written
+  w.change(bit, 1);      // unchanged: not written
   w.change(bus, 0x1ff);  // masked to 8 bits
   w.time(20);
-  w.change(bit, 1);    // nothing changes at 20: no time stamp either
+  w.change(bit, 1);  // nothing changes at 20: no time stamp either
   w.close(30);
   CHECK(out.str() ==
         "$version tpusim $end\n$timescale 1 ps $end\n"
@@ -121,7 +121,9 @@ TEST_CASE("vcd: the cycle-level array has one scope per PE and changes on the wa
   CHECK(valid[2] == std::make_pair((start + 1 + 2 + M) * period, std::string("0")));
   const auto a = changes(vcd, id_of(vcd, "pe_1_2", "a"));
   const std::vector<std::pair<std::uint64_t, std::string>> a_expected = {
-      {0, "b0"}, {(start + 3) * period, "b10"}, {(start + 4) * period, "b100"},
+      {0, "b0"},
+      {(start + 3) * period, "b10"},
+      {(start + 4) * period, "b100"},
       {(start + 5) * period, "b110"}};
   CHECK(std::vector<std::pair<std::uint64_t, std::string>>(a.begin(), a.begin() + 4) == a_expected);
   // The clock: high at each cycle's start, low at its middle.

@@ -40,7 +40,8 @@ void set_bits(T& port, std::uint32_t lsb, std::uint32_t width, std::uint64_t val
   } else {
     for (std::uint32_t b = 0; b < width; ++b) {
       const std::uint32_t bit = lsb + b, word = bit / 32, shift = bit % 32;
-      port[word] = (port[word] & ~(1u << shift)) | (static_cast<std::uint32_t>((value >> b) & 1) << shift);
+      port[word] =
+          (port[word] & ~(1u << shift)) | (static_cast<std::uint32_t>((value >> b) & 1) << shift);
     }
   }
 }
@@ -58,8 +59,7 @@ inline std::int32_t value_at(const std::vector<std::int32_t>& v, std::size_t i) 
 template <class V, bool kStationary>
 class RtlArray {
  public:
-  RtlArray(std::uint32_t rows, std::uint32_t cols)
-      : rows_(rows), cols_(cols), top_(&context_) {
+  RtlArray(std::uint32_t rows, std::uint32_t cols) : rows_(rows), cols_(cols), top_(&context_) {
     top_.clk = 0;
     top_.rst = 1;
     for (int i = 0; i < 2; ++i) tick();

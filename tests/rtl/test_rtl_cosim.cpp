@@ -110,7 +110,8 @@ void cosim_single(Dataflow df, std::uint32_t R, std::uint32_t C, std::uint32_t s
   for (bool db : {true, false})
     for (int trial = 0; trial < 12; ++trial) {
       // Ragged shapes: K, N anywhere from 1 to the array's size; M up to about three folds.
-      const std::uint32_t K = 1 + rng() % R, N = 1 + rng() % C, M = 1 + rng() % (3 * std::max(R, C));
+      const std::uint32_t K = 1 + rng() % R, N = 1 + rng() % C,
+                          M = 1 + rng() % (3 * std::max(R, C));
       const std::uint64_t wb = rng() % 3;
       CAPTURE(dataflow_name(df), db, R, C, M, K, N, wb);
       MxuSpec spec;

@@ -70,11 +70,11 @@ TEST_CASE("show: the cycles --show prints are the ones derived by hand in docs/t
                                              {"weights ready", R},
                                              {"starts", R},
                                              {"array takes the next instruction's input", R + M}};
-  std::map<std::string, std::uint64_t> os = {{"load starts", 0},
-                                             {"weights ready", K},
-                                             {"starts", K},
-                                             {"array takes the next instruction's input",
-                                              K + (K + M + N - 2)}};
+  std::map<std::string, std::uint64_t> os = {
+      {"load starts", 0},
+      {"weights ready", K},
+      {"starts", K},
+      {"array takes the next instruction's input", K + (K + M + N - 2)}};
   for (std::uint64_t i = 0; i < M; ++i) {
     ws["Y row " + std::to_string(i) + " ready"] = R + i + R + N - 1 + wb;
     os["Y row " + std::to_string(i) + " ready"] = K + (K + M + N - 2) + i + 1 + wb;
