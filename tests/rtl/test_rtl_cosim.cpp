@@ -9,6 +9,8 @@
 // last element leaves the array.
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -242,6 +244,8 @@ TEST_CASE("rtl: the RTL's waveform equals the cycle-level model's, signal for si
   }
   const isa::MxuMatmul mm = test::make_mm(6, 4, 4);
   replay<Vstationary_4x4, true>(rec, Dataflow::kWeightStationary, 4, 4, &mm, 1, &rtl_vcd);
+  // TPUSIM_RTL_VCD=FILE keeps the RTL's waveform, for opening beside `tpusim exec --vcd`'s.
+  if (const char* keep = std::getenv("TPUSIM_RTL_VCD")) std::ofstream(keep) << rtl_vcd.str();
   CHECK(model_vcd.str().find("$scope module pe_3_3 $end") != std::string::npos);
   CHECK(rtl_vcd.str() == model_vcd.str());
 }

@@ -172,6 +172,53 @@ console.log("ok " + total + " " + stays + " " + mid + " " + first + " " + rows);
   CHECK(std::regex_search(result, std::regex(R"(^ok \d+ true true true 5\n$)")));
 }
 
+TEST_CASE("show: in a whole run the cycle-level MXU gives the fast model's cycles and values",
+          "[show][cycle]") {
+  // Loads that replace a tile in use, ragged shapes, an accumulating matmul and a one-row
+  // matmul, through the chip (semaphores, DMA, vector-memory port) in every dataflow.
+  const std::string program = R"(.op 0 matmul "gemm"
+.core 0
+load dma0 dst=vmem:0 src=hbm:0 elem=256
+sem.signal dma0 s0
+sem.wait mxu0 s0
+mxu.lw mxu0 src=vmem:0 k=4 n=3 dtype=int8
+mxu.mm mxu0 src=vmem:64 dst=accmem:0 m=9 k=4 n=3 dtype=int8
+mxu.lw mxu0 src=vmem:16 k=2 n=4 dtype=int8
+mxu.mm mxu0 src=vmem:128 dst=accmem:256 m=3 k=2 n=4 dtype=int8
+mxu.mm mxu0 src=vmem:128 dst=accmem:256 m=5 k=2 n=4 dtype=int8 accumulate
+mxu.lw mxu0 src=vmem:32 k=4 n=4 dtype=int8
+mxu.mm mxu0 src=vmem:64 dst=accmem:512 m=1 k=4 n=4 dtype=int8
+sem.signal mxu0 s1
+sem.wait dma0 s1
+store dma0 dst=hbm:4096 src=accmem:0 elem=768
+halt
+)";
+  TempDir dir;
+  std::string data;
+  for (int i = 0; i < 256; ++i) data += static_cast<char>((i * 73 + 11) % 256);
+  dir.write("data.bin", data);
+  dir.write("p.tasm", program);
+  for (const char* dataflow : {"ws", "is", "os"})
+    for (const char* db : {"true", "false"}) {
+      CAPTURE(dataflow, db);
+      std::string summary[2], result[2];
+      for (int cycle = 0; cycle < 2; ++cycle) {
+        const std::string out = dir.path(std::string("y") + std::to_string(cycle) + ".bin");
+        REQUIRE(run(dir, kTeach.substr(0, kTeach.find("isa/")) + "'" + dir.path("p.tasm") +
+                             "' -c configs/chips/teach-4x4.yaml --functional --load hbm:0='" +
+                             dir.path("data.bin") + "' --dump hbm:4096:768='" + out +
+                             "' --set core.mxu.model=" + (cycle ? "cycle" : "fast") +
+                             " --set core.mxu.dataflow=" + dataflow +
+                             " --set core.mxu.weight_double_buffer=" + db) == 0);
+        summary[cycle] = slurp(dir.path("out"));
+        result[cycle] = slurp(out);
+      }
+      CHECK(summary[0] == summary[1]);  // cycles, stats, energy: everything
+      CHECK(result[0] == result[1]);
+      CHECK(result[0].size() == 768);
+    }
+}
+
 TEST_CASE("show: misuse is an input error", "[show]") {
   TempDir dir;
   CHECK(run(dir, kTeach + "--show --set core.mxu.model=fast") == 2);
