@@ -263,6 +263,11 @@ void CycleMxu::run_ahead(const isa::MxuMatmul& mm, std::uint64_t expected,
   std::vector<Leaving> leaving;
   std::uint64_t seen = 0;
   while (seen < expected) {
+    // Results still to come must be in flight or scheduled; otherwise the schedule lost them.
+    const bool in_flight = std::any_of(p.queues.begin(), p.queues.end(),
+                                       [](const std::deque<Tag>& q) { return !q.empty(); });
+    assert(in_flight || (!schedule_.empty() && schedule_.rbegin()->first >= p.cycle));
+    (void)in_flight;
     leaving.clear();
     advance(p, leaving, nullptr);
     // Latched at the end of cycle p.cycle - 1: at the array's edge from p.cycle, in
