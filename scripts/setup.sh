@@ -9,6 +9,7 @@ tpusim_packages=(
   cmake ninja-build ccache g++ pkg-config
   libsystemc-dev verilator libyaml-cpp-dev libspdlog-dev catch2 libcli11-dev nlohmann-json3-dev
   python3 python3-matplotlib python3-numpy python3-yaml
+  nodejs  # runs the --show HTML page's script in tests/sim/test_show.cpp
 )
 
 tpusim_install_missing() {

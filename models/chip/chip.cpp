@@ -25,6 +25,7 @@ Chip::Chip(sc_core::sc_module_name name, const SimContext& ctx)
 
 RunResult Chip::run() {
   sc_core::sc_start();
+  for (auto& core : cores_) core->finish();
   RunResult r;
   for (const auto& core : cores_) {
     if (!core->sequencer().done()) {

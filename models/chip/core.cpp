@@ -20,13 +20,19 @@ Core::Core(sc_core::sc_module_name name, const SimContext& ctx, std::uint32_t id
     dma_units.push_back(dma_.back().get());
   }
   for (std::uint32_t i = 0; i < spec.mxu.count; ++i) {
-    mxu_.push_back(
-        std::make_unique<Mxu>(("mxu" + std::to_string(i)).c_str(), ctx, semaphores_, memories));
+    // One array is observed (--vcd, --show): core 0's first.
+    ArrayObserver* observer = id == 0 && i == 0 ? ctx.mxu_observer : nullptr;
+    mxu_.push_back(std::make_unique<Mxu>(("mxu" + std::to_string(i)).c_str(), ctx, semaphores_,
+                                         memories, observer));
     mxu_units.push_back(mxu_.back().get());
   }
   vpu_ = std::make_unique<Vpu>("vpu", ctx, semaphores_, memories);
   sequencer_ = std::make_unique<Sequencer>("seq", ctx, std::move(program), dma_units, mxu_units,
                                            vpu_.get(), semaphores_, barrier);
+}
+
+void Core::finish() {
+  for (auto& m : mxu_) m->finish();
 }
 
 void Core::add_stats_sources(std::vector<StatsSource>& out) const {

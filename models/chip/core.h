@@ -27,6 +27,8 @@ class Core : public sc_core::sc_module {
   Sram& accmem() { return *accmem_; }
   Sram* cmem() { return cmem_.get(); }
   void add_stats_sources(std::vector<StatsSource>& out) const;
+  // After the run: lets cycle-level units finish what they record.
+  void finish();
 
  private:
   const std::uint32_t id_;

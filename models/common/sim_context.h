@@ -11,12 +11,16 @@
 
 namespace tpusim::models {
 
+class ArrayObserver;  // models/mxu/mxu_cycle.h
+
 struct SimContext {
   const ChipSpec& spec;
   const isa::Program& program;
   TraceRecorder& trace;
   sc_core::sc_time core_period;  // one core clock cycle
   bool functional = false;       // real bytes move (--functional)
+  // Receives every cycle of core 0's first MXU when it is cycle-level (--vcd, --show).
+  ArrayObserver* mxu_observer = nullptr;
 
   sc_core::sc_time cycles(std::uint64_t n) const { return core_period * static_cast<double>(n); }
   // Whole cycles elapsed at `t`, rounded to the nearest (times are built from whole cycles).

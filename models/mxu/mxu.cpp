@@ -6,10 +6,11 @@
 namespace tpusim::models {
 
 Mxu::Mxu(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& semaphores,
-         CoreMemories memories)
+         CoreMemories memories, ArrayObserver* observer)
     : Unit(name, ctx, semaphores, ctx.spec.core.sequencer.queue_depth),
       memories_(memories),
-      timing_(ctx.spec.core.mxu, ctx.spec.clock, ctx.spec.core.vmem.port_width.value()) {}
+      engine_(make_mxu_engine(ctx.spec.core.mxu, ctx.spec.clock,
+                              ctx.spec.core.vmem.port_width.value(), observer)) {}
 
 // A stream narrower than a port (128 bf16 inputs a cycle against a 4 KiB port) shares the
 // port with other streams through the SRAM's banks: it takes the port's bandwidth, bytes / width
@@ -27,10 +28,11 @@ void Mxu::wait_until_cycle(std::uint64_t cycle) {
 void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   const std::uint64_t now = ctx_.cycle_of(sc_core::sc_time_stamp());
   MxuStats& s = stats_[inst.op];
+  const std::uint8_t* vmem = ctx_.functional ? memories_.vmem->data() : nullptr;
   if (const auto* lw = std::get_if<isa::MxuLoadWeights>(&inst.body)) {
-    const MxuLoadTiming t = timing_.load_weights(*lw, now);
+    const MxuLoadTiming t = engine_->load_weights(*lw, now, vmem);
     wait_until_cycle(t.start);
-    if (ctx_.functional) datapath_.load_weights(*lw, memories_.vmem->data());
+    if (ctx_.functional) engine_->start_load(*lw, vmem);
     const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
     memories_.vmem->hold(sc_core::sc_time_stamp(), port_cycles(*memories_.vmem, bytes), bytes, false,
                          inst.op);
@@ -45,13 +47,13 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   // Start no earlier than a vector-memory port can feed the array.
   const std::uint64_t port_free =
       ctx_.cycles_covering(memories_.vmem->earliest_free(sc_core::sc_time_stamp()));
-  const std::uint64_t ready_but_weights = std::max({now, port_free, timing_.input_free_at()});
-  const MxuMatmulTiming t = timing_.matmul(mm, std::max(now, port_free));
+  const std::uint64_t ready_but_weights = std::max({now, port_free, engine_->input_free_at()});
+  const MxuMatmulTiming t = engine_->matmul(mm, std::max(now, port_free), vmem);
   s.weight_stall_cycles += t.start - std::min(t.start, ready_but_weights);
   wait_until_cycle(t.start);
   // Values are computed when the first row enters; whoever reads the results waits for this
   // instruction's completion through a semaphore.
-  if (ctx_.functional) datapath_.matmul(mm, memories_.vmem->data(), memories_.accmem->data());
+  if (ctx_.functional) engine_->start_matmul(mm, vmem, memories_.accmem->data());
   const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
   const std::uint64_t result_bytes = std::uint64_t{mm.m} * mm.n * 4;
   const std::uint64_t output_bytes = result_bytes * (mm.accumulate ? 2 : 1);

@@ -1,14 +1,14 @@
 #pragma once
-// One systolic array, fast model: MxuTiming decides when each instruction starts and ends; this
-// module waits for it, holds the vector-memory port it streams through, and counts.
+// One systolic array: an MxuEngine (fast formulas or the cycle-level array, `core.mxu.model`)
+// decides when each instruction starts and ends; this module waits for it, holds the
+// vector-memory port it streams through, and counts.
 
 #include <array>
 #include <cstdint>
 
 #include "models/common/unit.h"
 #include "models/dma/dma_engine.h"
-#include "models/mxu/mxu_datapath.h"
-#include "models/mxu/mxu_timing.h"
+#include "models/mxu/mxu_engine.h"
 #include "models/sram/sram.h"
 
 namespace tpusim::models {
@@ -49,8 +49,10 @@ struct MxuStats {
 class Mxu : public Unit {
  public:
   Mxu(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& semaphores,
-      CoreMemories memories);
+      CoreMemories memories, ArrayObserver* observer);
   const PerOpStats<MxuStats>& stats() const { return stats_; }
+  // After the run: a cycle-level array finishes draining into its observer.
+  void finish() { engine_->finish(); }
 
  private:
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
@@ -58,8 +60,7 @@ class Mxu : public Unit {
   void wait_until_cycle(std::uint64_t cycle);
 
   const CoreMemories memories_;
-  MxuTiming timing_;
-  MxuDatapath datapath_;  // functional mode only
+  std::unique_ptr<MxuEngine> engine_;
   PerOpStats<MxuStats> stats_;
 };
 

@@ -16,6 +16,8 @@ class MxuDatapath {
  public:
   void load_weights(const isa::MxuLoadWeights& lw, const std::uint8_t* vmem);
   void matmul(const isa::MxuMatmul& mm, const std::uint8_t* vmem, std::uint8_t* accmem) const;
+  // The last tile, K x N row-major.
+  const std::vector<double>& weights() const { return weights_; }
 
  private:
   DType dtype_ = DType::kBf16;

@@ -129,8 +129,10 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
       // through one shift path; double-buffered result registers let the next fold compute
       // meanwhile.
       const std::uint32_t folds = (mm.m + spec_.rows - 1) / spec_.rows;
+      // The shift path is shared with the previous matmul's last fold, which may still be
+      // shifting out when this matmul starts (double-buffered result registers).
       std::uint64_t fold_start = t.start;
-      std::uint64_t shift_free = t.start;
+      std::uint64_t shift_free = std::max(t.start, shift_free_at_);
       for (std::uint32_t f = 0; f < folds; ++f) {
         const std::uint32_t rf = std::min<std::uint32_t>(spec_.rows, mm.m - f * spec_.rows);
         const auto steps =
@@ -144,6 +146,7 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
         fold_start = spec_.weight_double_buffer ? std::max(compute_end, shift_start) : shift_end;
       }
       t.input_end = fold_start;
+      shift_free_at_ = shift_free;
       break;
     }
   }

@@ -78,6 +78,7 @@ class MxuTiming {
   bool shadow_pending_ = false;        // a staged tile awaits the next matmul
   std::uint64_t shadow_free_at_ = 0;   // the shadow buffer may be overwritten
   std::uint64_t active_ready_at_ = 0;  // the active tile is in place (no double buffering)
+  std::uint64_t shift_free_at_ = 0;    // os: the result shift path is free
 };
 
 }  // namespace tpusim::models

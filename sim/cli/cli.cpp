@@ -34,6 +34,19 @@ void add_pending(CLI::App& app, const char* name, const char* description, const
   });
 }
 
+void add_watch_options(CLI::App* cmd, WatchArgs* watch) {
+  cmd->add_option("--vcd", watch->vcd,
+                  "Write a VCD waveform of the cycle-level MXU (core 0, mxu0): one scope per PE")
+      ->type_name("FILE");
+  cmd->add_flag("--show", watch->show,
+                "Show the cycle-level MXU cycle by cycle: inputs, weights and sums of every PE");
+  cmd->add_option("--show-format", watch->show_format, "text (default) or html")
+      ->check(CLI::IsMember({"text", "html"}));
+  cmd->add_option("--show-out", watch->show_out,
+                  "Write the --show view to this file (needed for html) instead of stdout")
+      ->type_name("FILE");
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -71,6 +84,7 @@ int run_cli(int argc, char** argv) {
   run->add_option("--dump", run_args.dump,
                   "With --functional: write outputs (and generated inputs) as NAME.npy here");
   run->add_option("--seed", run_args.seed, "Seed of generated inputs and weights")->default_val(1);
+  add_watch_options(run, &run_args.watch);
   add_overrides(run, &run_args.overrides);
   ExecCommandArgs exec_args;
   CLI::App* exec = app.add_subcommand("exec", "Simulate an assembled program on a chip");
@@ -89,6 +103,7 @@ int run_cli(int argc, char** argv) {
                    "With --functional: write off-chip memory to a file after the run")
       ->type_name("hbm:ADDR:BYTES=FILE")
       ->allow_extra_args(false);
+  add_watch_options(exec, &exec_args.watch);
   add_overrides(exec, &exec_args.overrides);
   CompileCommandArgs compile_args;
   CLI::App* compile = app.add_subcommand("compile", "Lower a workload to a program for a chip");

@@ -34,6 +34,14 @@ struct DisasmCommandArgs {
 };
 int run_disasm(const DisasmCommandArgs& args);
 
+// Watching the cycle-level MXU (exec and run).
+struct WatchArgs {
+  std::string vcd;                   // waveform file; empty: none
+  bool show = false;                 // print the array cycle by cycle
+  std::string show_format = "text";  // text | html
+  std::string show_out;              // file for the --show view; empty: stdout
+};
+
 struct ExecCommandArgs {
   std::string chip;
   std::string program;
@@ -42,6 +50,7 @@ struct ExecCommandArgs {
   bool functional = false;
   std::vector<std::string> loads;  // "hbm:ADDR=FILE": file contents into memory before the run
   std::vector<std::string> dumps;  // "hbm:ADDR:BYTES=FILE": memory into a file after the run
+  WatchArgs watch;
 };
 int run_exec(const ExecCommandArgs& args);
 
@@ -54,6 +63,7 @@ struct RunCommandArgs {
   std::string inputs;  // directory of NAME.npy inputs and weights (functional)
   std::string dump;    // directory for output tensors and generated inputs (functional)
   std::uint64_t seed = 1;
+  WatchArgs watch;
 };
 int run_run(const RunCommandArgs& args);
 

@@ -57,6 +57,31 @@ void validate_dram(const DramSpec& d, const MemorySpec& memory) {
             " that the memory.hbm organisation holds");
 }
 
+// The cycle-level MXU (models/mxu/mxu_cycle.h) streams one row per cycle and carries integer
+// values; it refuses what it would otherwise model wrongly, and arrays too big to be useful.
+void validate_cycle_mxu(const CoreSpec& core) {
+  const MxuSpec& mxu = core.mxu;
+  const std::uint64_t pes = std::uint64_t{mxu.rows} * mxu.cols;
+  check(pes <= kMaxCycleMxuPes, "core.mxu.model",
+        "cycle simulates every PE; a " + std::to_string(mxu.rows) + "x" +
+            std::to_string(mxu.cols) + " array (" + std::to_string(pes) +
+            " PEs) is above its limit of " + std::to_string(kMaxCycleMxuPes) +
+            " PEs; use model: fast");
+  std::uint32_t widest = 0;
+  for (const auto& [dtype, rate] : mxu.precisions) {
+    std::ostringstream rate_text;
+    rate_text << rate;
+    check(dtype_is_integer(dtype) && rate == 1.0, "core.mxu.precisions",
+          "model: cycle carries integer operands at rate 1; " + std::string(dtype_name(dtype)) +
+              " at rate " + rate_text.str() + " needs model: fast");
+    widest = std::max(widest, dtype_bytes(dtype));
+  }
+  const std::uint64_t row_bytes = std::uint64_t{std::max(mxu.rows, mxu.cols)} * widest;
+  check(core.vmem.port_width.value() >= row_bytes, "core.vmem.port_width",
+        "model: cycle streams a whole array row per cycle, " + std::to_string(row_bytes) +
+            " B, but the port moves " + format_size(core.vmem.port_width) + " per cycle");
+}
+
 }  // namespace
 
 void validate_chip(const ChipSpec& chip) {
@@ -78,6 +103,7 @@ void validate_chip(const ChipSpec& chip) {
         format_size(core.accmem.capacity) + " cannot hold one " + std::to_string(core.mxu.rows) +
             "x" + std::to_string(core.mxu.cols) + " tile of 32-bit accumulators (" +
             format_size(Bytes(output_tile)) + ")");
+  if (core.mxu.model == MxuModel::kCycle) validate_cycle_mxu(core);
   check(core.dma.chunk <= core.vmem.capacity, "core.dma.chunk",
         "a DMA chunk larger than vector memory can never be placed");
 

@@ -108,6 +108,8 @@ int run_run(const RunCommandArgs& args) {
   request.out_dir = args.out;
   request.workload = graph.name;
   request.wall_start = wall_start;
+  request.title = workload_path;
+  request.watch = WatchOptions{args.watch.vcd, args.watch.show, args.watch.show_format, args.watch.show_out};
   request.before = [&](models::BackingStore& store) { write_tensors(store, lowered, data); };
   request.after = [&](models::BackingStore& store) { dump_tensors(store, lowered, data, args.dump); };
   return simulate(request);

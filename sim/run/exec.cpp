@@ -111,11 +111,12 @@ int run_exec(const ExecCommandArgs& args) {
   if (!args.out.empty()) prepare_output_dir(args.out);
   isa::Program program = isa::read_program_file(args.program);
   isa::check(program, chip.spec);
-
   SimulateRequest request{chip, program};
   request.functional = args.functional;
   request.out_dir = args.out;
   request.wall_start = wall_start;
+  request.watch = WatchOptions{args.watch.vcd, args.watch.show, args.watch.show_format, args.watch.show_out};
+  request.title = args.program;
   request.before = [&](models::BackingStore& store) {
     for (const MemoryImage& image : loads) {
       const std::vector<std::uint8_t> data = read_binary(image.file);

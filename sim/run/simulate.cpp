@@ -2,7 +2,9 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <iostream>
 
@@ -10,7 +12,9 @@
 #include <systemc>
 
 #include "models/chip/chip.h"
+#include "models/mxu/array_vcd.h"
 #include "sim/base/errors.h"
+#include "sim/report/array_view.h"
 #include "sim/report/writers.h"
 
 namespace tpusim::sim {
@@ -37,16 +41,60 @@ void prepare_output_dir(const std::string& dir) {
 
 int simulate(const SimulateRequest& request) {
   const config::ChipConfig& chip = request.chip;
+  const WatchOptions& watch = request.watch;
+  // Everything about the watch files is checked before the run spends any time.
+  if ((!watch.vcd.empty() || watch.show) && chip.spec.core.mxu.model != MxuModel::kCycle)
+    throw InputError(
+        "--vcd and --show watch the cycle-level MXU; this chip has core.mxu.model: fast (add "
+        "--set core.mxu.model=cycle)");
+  if (!watch.show && (watch.show_format != "text" || !watch.show_out.empty()))
+    throw InputError("--show-format and --show-out go with --show");
+  if (watch.show_format != "text" && watch.show_format != "html")
+    throw InputError("--show-format: expected text or html, got '" + watch.show_format + "'");
+  if (watch.show_format == "html" && watch.show_out.empty())
+    throw InputError("--show-format html needs --show-out FILE (the page is one file)");
+  std::ofstream vcd_file;
+  if (!watch.vcd.empty()) {
+    vcd_file.open(watch.vcd);
+    if (!vcd_file) throw InputError(watch.vcd + ": cannot write file");
+  }
+  std::ofstream show_file;
+  if (!watch.show_out.empty()) {
+    show_file.open(watch.show_out);
+    if (!show_file) throw InputError(watch.show_out + ": cannot write file");
+  }
+
   // Femtosecond resolution keeps a non-integer clock period (952.38 ps at 1.05 GHz) exact to
   // 1e-6 relative; it must be set before the first sc_time exists.
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   models::TraceRecorder trace(!request.out_dir.empty());
-  const models::SimContext ctx{chip.spec, request.program, trace,
-                               sc_core::sc_time(1.0 / chip.spec.clock.value(), sc_core::SC_SEC),
-                               request.functional};
+  const sc_core::sc_time period(1.0 / chip.spec.clock.value(), sc_core::SC_SEC);
+  ObserverFanout observers;
+  ArrayRecording recording;
+  std::unique_ptr<models::ArrayVcd> vcd;
+  if (!watch.vcd.empty()) {
+    const auto period_ps = static_cast<std::uint64_t>(period.to_seconds() * 1e12 + 0.5);
+    vcd = std::make_unique<models::ArrayVcd>(vcd_file, std::max<std::uint64_t>(1, period_ps));
+    observers.add(vcd.get());
+  }
+  if (watch.show) observers.add(&recording);
+  const models::SimContext ctx{chip.spec, request.program, trace, period, request.functional,
+                               observers.empty() ? nullptr : &observers};
   models::Chip model("chip", ctx);
   if (request.functional && request.before) request.before(model.memory().store());
   const models::RunResult result = model.run();
+  vcd.reset();  // writes the closing time stamp
+  if (vcd_file.is_open() && !vcd_file.flush()) throw InputError(watch.vcd + ": cannot write file");
+  if (watch.show) {
+    const std::string view = watch.show_format == "html"
+                                 ? render_show_html(recording, "tpusim --show: " + request.title)
+                                 : render_show_text(recording);
+    if (show_file.is_open()) {
+      if (!(show_file << view).flush()) throw InputError(watch.show_out + ": cannot write file");
+    } else {
+      std::cout << view << "\n";
+    }
+  }
   if (!result.deadlock.empty()) {
     std::cerr << "simulation error: " << result.deadlock << "\n";
     return kExitSimError;

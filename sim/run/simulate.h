@@ -12,6 +12,14 @@
 
 namespace tpusim::sim {
 
+// Watching the cycle-level MXU: a VCD waveform and the cycle-by-cycle array view.
+struct WatchOptions {
+  std::string vcd;                   // waveform file; empty: none
+  bool show = false;                 // the array cycle by cycle
+  std::string show_format = "text";  // text | html
+  std::string show_out;              // file for the view; empty: stdout
+};
+
 struct SimulateRequest {
   SimulateRequest(const config::ChipConfig& c, isa::Program& p) : chip(c), program(p) {}
   const config::ChipConfig& chip;
@@ -19,6 +27,8 @@ struct SimulateRequest {
   bool functional = false;
   std::string out_dir;   // empty: terminal summary only
   std::string workload;  // recorded in the report
+  std::string title;     // of the --show page
+  WatchOptions watch;
   std::chrono::steady_clock::time_point wall_start = std::chrono::steady_clock::now();
   // Functional mode: fill off-chip memory before the run, read results after it.
   std::function<void(models::BackingStore&)> before;

@@ -182,6 +182,22 @@ TEST_CASE("mxu timing: a short last output-stationary fold never finishes first"
   CHECK(end_for(17) > end_for(16));
 }
 
+TEST_CASE("mxu timing: the os shift path is shared across matmuls", "[timing][mxu]") {
+  // Matmul 1 (4 rows) starts shifting out at cycle s; with double-buffered result registers
+  // matmul 2 starts computing then. A one-row, K = N = 1 fold is done computing one cycle
+  // later, but the path is busy until s + 4: its row shifts out in [s + 4, s + 5), not earlier.
+  const std::uint64_t R = 4, K = 1, N = 1, wb = 1;
+  MxuTiming t(array(R, 4, Dataflow::kOutputStationary, true), kClock, 0);
+  t.load_weights(lw(K, N), 0);
+  const MxuMatmulTiming first = t.matmul(mm(4, K, N), 0);
+  const std::uint64_t s = K + (K + 4 + N - 2);  // staging, then fold 0's compute
+  CHECK(first.end == s + 4 + wb);
+  const MxuMatmulTiming second = t.matmul(mm(1, K, N), 0);
+  CHECK(second.start == s);
+  CHECK(second.end == s + 4 + 1 + wb);  // was s + (K + 1 + N - 2) + 1 + wb before the fix
+  CHECK(second.end > first.end);
+}
+
 TEST_CASE("mxu timing: input stationary streams weights past a stationary input tile",
           "[timing][mxu]") {
   const std::uint64_t R = 16, C = 16, K = 16, N = 50, wb = 1;

@@ -275,6 +275,35 @@ TEST_CASE("chip config: cross-field rules each reject at their boundary", "[conf
   }
 }
 
+TEST_CASE("chip config: model: cycle accepts what it models exactly, up to 4096 PEs",
+          "[config][chip][rules]") {
+  TempDir dir;
+  const std::string path = write_chip(dir);
+  // 64 x 64 int8: the largest array; a 64-element int8 row needs a 64 B port.
+  const std::vector<std::string> ok = {
+      "core.mxu.model=cycle",       "core.mxu.precisions={int8: 1}", "core.mxu.rows=64",
+      "core.mxu.cols=64",           "core.vmem.port_width=64 B",     "core.accmem.capacity=64 KiB"};
+  CHECK_NOTHROW(load_chip_config(path, ok));
+  const auto with = [&](const std::string& set) {
+    std::vector<std::string> v = ok;
+    v.push_back(set);
+    return error_of([&] { load_chip_config(path, v); });
+  };
+  CHECK(with("core.mxu.cols=65") ==
+        "--set core.mxu.model=cycle: core.mxu.model: cycle simulates every PE; a 64x65 array "
+        "(4160 PEs) is above its limit of 4096 PEs; use model: fast");
+  CHECK(with("core.vmem.port_width=63 B") ==
+        "--set core.vmem.port_width=63 B: core.vmem.port_width: model: cycle streams a whole "
+        "array row per cycle, 64 B, but the port moves 63 B per cycle");
+  CHECK(with("core.mxu.precisions={int8: 1, bf16: 1}") ==
+        "--set core.mxu.precisions={int8: 1, bf16: 1}: core.mxu.precisions: model: cycle carries "
+        "integer operands at rate 1; bf16 at rate 1 needs model: fast");
+  CHECK(with("core.mxu.precisions={int8: 2}") ==
+        "--set core.mxu.precisions={int8: 2}: core.mxu.precisions: model: cycle carries integer "
+        "operands at rate 1; int8 at rate 2 needs model: fast");
+  CHECK_NOTHROW(load_chip_config(path, {"core.mxu.model=fast", "core.mxu.cols=65"}));
+}
+
 TEST_CASE("chip config: energy table errors point into the table file", "[config][chip][energy]") {
   TempDir dir;
   const std::string chip = write_chip(dir);

@@ -29,6 +29,10 @@ inline constexpr std::string_view dataflow_name(Dataflow d) {
 
 // Fast: one analytic occupancy per instruction. Cycle: every PE evaluated each clock (teaching).
 enum class MxuModel : std::uint8_t { kFast, kCycle };
+// The largest array `model: cycle` accepts (64 x 64). It simulates tens of millions of
+// PE-cycles per second (docs/performance.md): a 64 x 64 matmul of 4096 rows takes about a
+// second; larger arrays belong to the fast model.
+inline constexpr std::uint64_t kMaxCycleMxuPes = 4096;
 
 struct SequencerSpec {
   std::uint32_t queue_depth = 16;       // entries in each unit's in-order instruction queue

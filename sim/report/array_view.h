@@ -1,0 +1,66 @@
+#pragma once
+// The teaching view of the cycle-level MXU (`--show`): every cycle of core 0's first array as a
+// grid of PEs (which input and weight each multiplies, the sum it latches), with the
+// instruction events (load, first row in, each output row ready), as text or as a
+// self-contained HTML page that steps through the cycles.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/mxu/mxu_cycle.h"
+
+namespace tpusim::sim {
+
+class ArrayRecording : public models::ArrayObserver {
+ public:
+  struct Frame {
+    std::uint64_t t = 0;
+    models::ArrayInputs in;
+    std::vector<models::PeView> pes;
+    bool active() const;  // anything enters the edges or any PE works
+  };
+  struct Event {
+    std::uint64_t cycle = 0;
+    std::string text;
+  };
+
+  void begin(Dataflow dataflow, std::uint32_t rows, std::uint32_t cols) override;
+  void cycle(std::uint64_t t, const models::ArrayInputs& in,
+             const std::vector<models::PeView>& pes) override;
+  void load(const isa::MxuLoadWeights& lw, const models::MxuLoadTiming& t) override;
+  void matmul(const isa::MxuMatmul& mm, const models::CycleMatmulResult& r) override;
+
+  Dataflow dataflow() const { return dataflow_; }
+  std::uint32_t rows() const { return rows_; }
+  std::uint32_t cols() const { return cols_; }
+  const std::vector<Frame>& frames() const { return frames_; }
+  // Sorted by cycle, in the order they happened within a cycle.
+  std::vector<Event> events() const;
+
+ private:
+  Dataflow dataflow_ = Dataflow::kWeightStationary;
+  std::uint32_t rows_ = 0, cols_ = 0;
+  std::vector<Frame> frames_;
+  std::vector<Event> events_;
+};
+
+// Passes every call on to each observer (--vcd and --show together).
+class ObserverFanout : public models::ArrayObserver {
+ public:
+  void add(models::ArrayObserver* o) { observers_.push_back(o); }
+  bool empty() const { return observers_.empty(); }
+  void begin(Dataflow d, std::uint32_t r, std::uint32_t c) override;
+  void cycle(std::uint64_t t, const models::ArrayInputs& in,
+             const std::vector<models::PeView>& pes) override;
+  void load(const isa::MxuLoadWeights& lw, const models::MxuLoadTiming& t) override;
+  void matmul(const isa::MxuMatmul& mm, const models::CycleMatmulResult& r) override;
+
+ private:
+  std::vector<models::ArrayObserver*> observers_;
+};
+
+std::string render_show_text(const ArrayRecording& rec);
+std::string render_show_html(const ArrayRecording& rec, const std::string& title);
+
+}  // namespace tpusim::sim

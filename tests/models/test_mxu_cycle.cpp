@@ -1,0 +1,156 @@
+// The cycle-level MXU against the fast model (every timing field of every instruction) and
+// against a plain reference product (every value), for random shapes, ragged edges included,
+// in every dataflow, with and without double buffering. Per-row ready cycles are checked
+// against formulas written here from models/mxu/README.md, not against either model.
+
+#include <algorithm>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include "models/mxu/mxu_cycle.h"
+#include "models/mxu/mxu_timing.h"
+#include "tests/models/mxu_reference.h"
+
+using namespace tpusim;
+using namespace tpusim::models;
+using tpusim::test::make_lw;
+using tpusim::test::make_mm;
+
+namespace {
+
+const Hertz kClock(1e9);
+
+MxuSpec array(std::uint32_t rows, std::uint32_t cols, Dataflow dataflow, bool double_buffer,
+              std::uint64_t wb) {
+  MxuSpec s;
+  s.rows = rows;
+  s.cols = cols;
+  s.dataflow = dataflow;
+  s.weight_double_buffer = double_buffer;
+  s.precisions = {{DType::kInt8, 1.0}};
+  s.writeback_latency = Duration::of_cycles(wb);
+  return s;
+}
+
+// When each output row of one matmul is in accumulator memory (README sections 1-3): the cycle
+// its last element leaves the array, plus wb.
+std::vector<std::uint64_t> expected_row_ready(const MxuSpec& s, const isa::MxuMatmul& mm,
+                                              std::uint64_t start, std::uint64_t shift_free,
+                                              std::uint64_t wb) {
+  const std::uint64_t R = s.rows, C = s.cols, M = mm.m, K = mm.k, N = mm.n;
+  std::vector<std::uint64_t> ready(M);
+  switch (s.dataflow) {
+    case Dataflow::kWeightStationary:
+      // y[i][c] leaves the bottom at start + i + R + c; the row is complete at c = N - 1.
+      for (std::uint64_t i = 0; i < M; ++i) ready[i] = start + i + R + N - 1 + wb;
+      break;
+    case Dataflow::kInputStationary: {
+      // Fold f streams weight column j at begin_f + j; Y[fC + c][j] leaves at begin_f + j + R + c.
+      std::uint64_t fold_start = start, begin = 0, prev_begin = 0, prev_end = 0;
+      for (std::uint64_t f = 0; f * C < M; ++f) {
+        const std::uint64_t mf = std::min(C, M - f * C);
+        if (f == 0 || !s.weight_double_buffer)
+          begin = fold_start + R;
+        else
+          begin = std::max(prev_end, prev_begin + R);  // tile shifted in behind fold f - 1
+        for (std::uint64_t c = 0; c < mf; ++c) ready[f * C + c] = begin + N - 1 + R + c + wb;
+        prev_begin = begin;
+        prev_end = begin + N;
+        fold_start = prev_end + R + mf - 2;  // single plane: after the drain
+      }
+      break;
+    }
+    case Dataflow::kOutputStationary: {
+      // Row q of fold f leaves in the q-th cycle of the shift-out: shift_start + q + 1.
+      std::uint64_t fold_start = start;
+      for (std::uint64_t f = 0; f * R < M; ++f) {
+        const std::uint64_t rf = std::min(R, M - f * R);
+        const std::uint64_t shift_start = std::max(fold_start + K + rf + N - 2, shift_free);
+        for (std::uint64_t q = 0; q < rf; ++q) ready[f * R + q] = shift_start + q + 1 + wb;
+        shift_free = shift_start + rf;
+        fold_start = s.weight_double_buffer ? shift_start : shift_free;
+      }
+      break;
+    }
+  }
+  return ready;
+}
+
+const Dataflow kDataflows[] = {Dataflow::kWeightStationary, Dataflow::kInputStationary,
+                               Dataflow::kOutputStationary};
+
+}  // namespace
+
+TEST_CASE("mxu cycle: one tile matches the fast model, the row formulas and the reference",
+          "[timing][mxu][cycle]") {
+  std::mt19937 rng(7);
+  for (Dataflow df : kDataflows)
+    for (bool db : {true, false})
+      for (int trial = 0; trial < 40; ++trial) {
+        const std::uint32_t R = 1 + rng() % 6, C = 1 + rng() % 6;
+        const std::uint32_t K = 1 + rng() % R, N = 1 + rng() % C, M = 1 + rng() % (3 * C + 2);
+        const std::uint64_t wb = rng() % 3;
+        CAPTURE(dataflow_name(df), db, R, C, M, K, N, wb);
+        const MxuSpec spec = array(R, C, df, db, wb);
+        MxuTiming fast(spec, kClock, 0);
+        CycleMxu cycle(spec, kClock);
+        const auto w = test::random_int8(rng, std::size_t{K} * N);
+        const auto x = test::random_int8(rng, std::size_t{M} * K);
+        const MxuLoadTiming fl = fast.load_weights(make_lw(K, N), 0);
+        const MxuLoadTiming cl = cycle.load_weights(make_lw(K, N), 0, w);
+        CHECK(cl.start == fl.start);
+        CHECK(cl.end == fl.end);
+        const MxuMatmulTiming fm = fast.matmul(make_mm(M, K, N), 0);
+        const CycleMatmulResult cm = cycle.matmul(make_mm(M, K, N), 0, x);
+        CHECK(cm.timing.start == fm.start);
+        CHECK(cm.timing.input_end == fm.input_end);
+        CHECK(cm.timing.stream_cycles == fm.stream_cycles);
+        CHECK(cm.timing.end == fm.end);
+        CHECK(cm.y == test::reference_matmul(x, w, M, K, N));
+        CHECK(cm.row_ready == expected_row_ready(spec, make_mm(M, K, N), fm.start, 0, wb));
+      }
+}
+
+TEST_CASE("mxu cycle: instruction sequences keep matching the fast model", "[timing][mxu][cycle]") {
+  // Loads and matmuls arriving at random times exercise double buffering, the shadow plane,
+  // back-to-back streams and the shared os shift path across instructions.
+  std::mt19937 rng(11);
+  for (Dataflow df : kDataflows)
+    for (bool db : {true, false})
+      for (int trial = 0; trial < 25; ++trial) {
+        const std::uint32_t R = 1 + rng() % 5, C = 1 + rng() % 5;
+        const std::uint64_t wb = rng() % 2;
+        const MxuSpec spec = array(R, C, df, db, wb);
+        MxuTiming fast(spec, kClock, 0);
+        CycleMxu cycle(spec, kClock);
+        std::uint64_t now = 0;
+        std::vector<std::int32_t> w;
+        std::uint32_t K = 1, N = 1;
+        bool loaded = false;
+        for (int step = 0; step < 8; ++step) {
+          now += rng() % 4;
+          CAPTURE(dataflow_name(df), db, R, C, wb, trial, step, now);
+          if (!loaded || rng() % 3 == 0) {
+            K = 1 + rng() % R;
+            N = 1 + rng() % C;
+            w = test::random_int8(rng, std::size_t{K} * N);
+            const MxuLoadTiming fl = fast.load_weights(make_lw(K, N), now);
+            const MxuLoadTiming cl = cycle.load_weights(make_lw(K, N), now, w);
+            REQUIRE(cl.start == fl.start);
+            REQUIRE(cl.end == fl.end);
+            loaded = true;
+          }
+          const std::uint32_t M = 1 + rng() % (2 * std::max(R, C) + 1);
+          const auto x = test::random_int8(rng, std::size_t{M} * K);
+          const MxuMatmulTiming fm = fast.matmul(make_mm(M, K, N), now);
+          const CycleMatmulResult cm = cycle.matmul(make_mm(M, K, N), now, x);
+          CAPTURE(M, K, N);
+          REQUIRE(cm.timing.start == fm.start);
+          REQUIRE(cm.timing.input_end == fm.input_end);
+          REQUIRE(cm.timing.stream_cycles == fm.stream_cycles);
+          REQUIRE(cm.timing.end == fm.end);
+          REQUIRE(cm.y == test::reference_matmul(x, w, M, K, N));
+        }
+      }
+}

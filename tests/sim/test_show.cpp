@@ -1,0 +1,235 @@
+// `tpusim exec --show / --vcd` on the teaching example: the events --show prints match the hand
+// derivation in docs/teaching.md (whose table is read here, and whose numbers are re-derived
+// here from the formulas); the waveform has a scope per PE; the HTML page is self-contained and
+// its controls step through every cycle; misuse is an input error.
+
+#include <sys/wait.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "tests/sim/test_support.h"
+
+using tpusim::test::TempDir;
+
+namespace {
+
+const std::string kSource = TPUSIM_SOURCE_DIR;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs tpusim with `args`; returns the exit code and leaves stdout, stderr in the directory.
+int run(const TempDir& dir, const std::string& args) {
+  const std::string command = "cd '" + kSource + "' && timeout 60 '" TPUSIM_EXE "' " + args +
+                              " > '" + dir.path("out") + "' 2> '" + dir.path("err") + "'";
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+const std::string kTeach = "exec isa/examples/teach-4x4.tasm -c configs/chips/teach-4x4.yaml ";
+
+// "  cycle 57: mxu.mm m=4 k=4 n=4: Y row 0 ready" -> {"Y row 0 ready": 57}
+std::map<std::string, std::uint64_t> events(const std::string& show) {
+  std::map<std::string, std::uint64_t> out;
+  const std::regex line(R"(^  cycle (\d+): mxu\.(lw|mm)[^:]*: (.*)$)");
+  std::istringstream in(show);
+  std::string l;
+  for (std::smatch m; std::getline(in, l);)
+    if (std::regex_match(l, m, line)) out.emplace(m[3], std::stoull(m[1]));
+  return out;
+}
+
+// The doc's table: event -> offset from A, for column 1 (ws) or 2 (os).
+std::map<std::string, std::uint64_t> doc_table(int column) {
+  std::map<std::string, std::uint64_t> out;
+  const std::regex row(R"(^\| ([^|]+?) \| A \+ (\d+) \| A \+ (\d+) \|$)");
+  std::istringstream in(slurp(kSource + "/docs/teaching.md"));
+  std::string l;
+  for (std::smatch m; std::getline(in, l);)
+    if (std::regex_match(l, m, row)) out.emplace(m[1], std::stoull(m[column + 1]));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("show: the cycles --show prints are the ones derived by hand in docs/teaching.md",
+          "[show]") {
+  const std::uint64_t R = 4, M = 4, K = 4, N = 4, wb = 1;
+  // The derivation of docs/teaching.md, from the models/mxu/README.md formulas.
+  std::map<std::string, std::uint64_t> ws = {{"load starts", 0},
+                                             {"weights ready", R},
+                                             {"starts", R},
+                                             {"array takes the next instruction's input", R + M}};
+  std::map<std::string, std::uint64_t> os = {
+      {"load starts", 0},
+      {"weights ready", K},
+      {"starts", K},
+      {"array takes the next instruction's input", K + (K + M + N - 2)}};
+  for (std::uint64_t i = 0; i < M; ++i) {
+    ws["Y row " + std::to_string(i) + " ready"] = R + i + R + N - 1 + wb;
+    os["Y row " + std::to_string(i) + " ready"] = K + (K + M + N - 2) + i + 1 + wb;
+  }
+  ws["done"] = R + M + R + N - 2 + wb;
+  os["done"] = K + (K + M + N - 2) + M + wb;
+
+  for (const auto& [dataflow, derived] : {std::pair{"ws", ws}, std::pair{"os", os}}) {
+    CAPTURE(dataflow);
+    const auto doc = doc_table(std::string(dataflow) == "ws" ? 1 : 2);
+    CHECK(doc == derived);
+    TempDir dir;
+    REQUIRE(run(dir, kTeach + "--show --set core.mxu.dataflow=" + dataflow) == 0);
+    const auto shown = events(slurp(dir.path("out")));
+    REQUIRE(shown.count("load starts") == 1);
+    const std::uint64_t a = shown.at("load starts");
+    std::map<std::string, std::uint64_t> relative;
+    for (const auto& [event, cycle] : shown) relative[event] = cycle - a;
+    CHECK(relative == doc);
+  }
+}
+
+TEST_CASE("show: the text view has a legend and a grid row per array row", "[show]") {
+  TempDir dir;
+  REQUIRE(run(dir, kTeach + "--show") == 0);
+  const std::string out = slurp(dir.path("out"));
+  CHECK(out.find("legend:") != std::string::npos);
+  CHECK(out.find("\ncycle 49\n") != std::string::npos);
+  for (const char* row : {"\n  r0 ", "\n  r1 ", "\n  r2 ", "\n  r3 "})
+    CHECK(out.find(row) != std::string::npos);
+}
+
+TEST_CASE("show: --vcd writes one scope per PE of the 4x4 array", "[show][vcd]") {
+  TempDir dir;
+  REQUIRE(run(dir, kTeach + "--vcd '" + dir.path("a.vcd") + "'") == 0);
+  const std::string vcd = slurp(dir.path("a.vcd"));
+  CHECK(vcd.rfind("$version tpusim $end\n$timescale 1 ps $end\n", 0) == 0);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c)
+      CHECK(vcd.find("$scope module pe_" + std::to_string(r) + "_" + std::to_string(c) + " $end") !=
+            std::string::npos);
+  CHECK(vcd.find("$scope module pe_4_0") == std::string::npos);
+  // 100 MHz: one cycle is 10000 ps, so the load (cycle A) appears at a multiple of it.
+  CHECK(vcd.find("\n#10000\n") != std::string::npos);
+}
+
+TEST_CASE("show: the HTML page is self-contained and its controls reach every cycle",
+          "[show][html]") {
+  TempDir dir;
+  REQUIRE(run(dir, kTeach + "--show --show-format html --show-out '" + dir.path("p.html") + "'") ==
+          0);
+  const std::string page = slurp(dir.path("p.html"));
+  CHECK(page.find("<!DOCTYPE html>") == 0);
+  CHECK(page.find("type=\"range\"") != std::string::npos);
+  CHECK(page.find(" src=") == std::string::npos);  // no external scripts or images
+  CHECK(page.find("href=") == std::string::npos);
+  CHECK(page.find("http") == std::string::npos);
+  if (std::system("command -v node > /dev/null 2>&1") != 0) {
+    WARN("node not found: the page's script is not run");
+    return;
+  }
+  // Run the page's own script against a minimal DOM; press "next" until the end, then use
+  // the slider and "first"; report what the label showed.
+  dir.write("step.js", R"JS(
+const fs = require("fs");
+const html = fs.readFileSync(process.argv[2], "utf8");
+const script = html.slice(html.indexOf("<script>") + 8, html.indexOf("</script>"));
+const els = {};
+function el() { return { textContent: "", value: 0, max: 0, className: "", children: [],
+  set innerHTML(v) { this.children = []; }, appendChild(c) { this.children.push(c); } }; }
+global.document = { getElementById: (id) => (els[id] = els[id] || el()), createElement: el };
+global.setInterval = () => 1; global.clearInterval = () => {};
+eval(script + "\n;globalThis.D = D;");  // const declarations stay inside eval
+const total = D.frames.length;
+const seen = [els.label.textContent];
+for (let i = 1; i < total; i++) { els.next.onclick(); seen.push(els.label.textContent); }
+els.next.onclick();  // past the end: stays on the last cycle
+const stays = els.label.textContent === seen[total - 1];
+for (let i = 0; i < total; i++) {
+  const want = "cycle " + D.frames[i].t + " (" + (i + 1) + " of " + total + ")";
+  if (seen[i] !== want) { console.log("bad " + i + ": " + seen[i] + " != " + want); process.exit(1); }
+}
+els.slider.oninput({ target: { value: String(Math.floor(total / 2)) } });
+const mid = els.label.textContent.startsWith("cycle " + D.frames[Math.floor(total / 2)].t + " ");
+els.first.onclick();
+const first = els.label.textContent.startsWith("cycle " + D.frames[0].t + " ");
+const rows = els.grid.children.length;
+console.log("ok " + total + " " + stays + " " + mid + " " + first + " " + rows);
+)JS");
+  const std::string command = "node '" + dir.path("step.js") + "' '" + dir.path("p.html") +
+                              "' > '" + dir.path("node.out") + "' 2>&1";
+  CHECK(std::system(command.c_str()) == 0);
+  const std::string result = slurp(dir.path("node.out"));
+  CAPTURE(result);
+  CHECK(std::regex_search(result, std::regex(R"(^ok \d+ true true true 5\n$)")));
+}
+
+TEST_CASE("show: in a whole run the cycle-level MXU gives the fast model's cycles and values",
+          "[show][cycle]") {
+  // Loads that replace a tile in use, ragged shapes, an accumulating matmul and a one-row
+  // matmul, through the chip (semaphores, DMA, vector-memory port) in every dataflow.
+  const std::string program = R"(.op 0 matmul "gemm"
+.core 0
+load dma0 dst=vmem:0 src=hbm:0 elem=256
+sem.signal dma0 s0
+sem.wait mxu0 s0
+mxu.lw mxu0 src=vmem:0 k=4 n=3 dtype=int8
+mxu.mm mxu0 src=vmem:64 dst=accmem:0 m=9 k=4 n=3 dtype=int8
+mxu.lw mxu0 src=vmem:16 k=2 n=4 dtype=int8
+mxu.mm mxu0 src=vmem:128 dst=accmem:256 m=3 k=2 n=4 dtype=int8
+mxu.mm mxu0 src=vmem:128 dst=accmem:256 m=5 k=2 n=4 dtype=int8 accumulate
+mxu.lw mxu0 src=vmem:32 k=4 n=4 dtype=int8
+mxu.mm mxu0 src=vmem:64 dst=accmem:512 m=1 k=4 n=4 dtype=int8
+sem.signal mxu0 s1
+sem.wait dma0 s1
+store dma0 dst=hbm:4096 src=accmem:0 elem=768
+halt
+)";
+  TempDir dir;
+  std::string data;
+  for (int i = 0; i < 256; ++i) data += static_cast<char>((i * 73 + 11) % 256);
+  dir.write("data.bin", data);
+  dir.write("p.tasm", program);
+  for (const char* dataflow : {"ws", "is", "os"})
+    for (const char* db : {"true", "false"}) {
+      CAPTURE(dataflow, db);
+      std::string summary[2], result[2];
+      for (int cycle = 0; cycle < 2; ++cycle) {
+        const std::string out = dir.path(std::string("y") + std::to_string(cycle) + ".bin");
+        REQUIRE(run(dir, kTeach.substr(0, kTeach.find("isa/")) + "'" + dir.path("p.tasm") +
+                             "' -c configs/chips/teach-4x4.yaml --functional --load hbm:0='" +
+                             dir.path("data.bin") + "' --dump hbm:4096:768='" + out +
+                             "' --set core.mxu.model=" + (cycle ? "cycle" : "fast") +
+                             " --set core.mxu.dataflow=" + dataflow +
+                             " --set core.mxu.weight_double_buffer=" + db) == 0);
+        summary[cycle] = slurp(dir.path("out"));
+        result[cycle] = slurp(out);
+      }
+      CHECK(summary[0] == summary[1]);  // cycles, stats, energy: everything
+      CHECK(result[0] == result[1]);
+      CHECK(result[0].size() == 768);
+    }
+}
+
+TEST_CASE("show: misuse is an input error", "[show]") {
+  TempDir dir;
+  CHECK(run(dir, kTeach + "--show --set core.mxu.model=fast") == 2);
+  CHECK(slurp(dir.path("err")) ==
+        "error: --vcd and --show watch the cycle-level MXU; this chip has core.mxu.model: fast "
+        "(add --set core.mxu.model=cycle)\n");
+  CHECK(run(dir, kTeach + "--show --show-format html") == 2);
+  CHECK(slurp(dir.path("err")) ==
+        "error: --show-format html needs --show-out FILE (the page is one file)\n");
+  CHECK(run(dir, kTeach + "--show-format html --show-out x.html") == 2);
+  CHECK(slurp(dir.path("err")) == "error: --show-format and --show-out go with --show\n");
+  CHECK(run(dir, kTeach + "--vcd /nonexistent-dir/a.vcd") == 2);
+  CHECK(slurp(dir.path("err")) == "error: /nonexistent-dir/a.vcd: cannot write file\n");
+}
