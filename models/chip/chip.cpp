@@ -62,6 +62,20 @@ std::vector<StatsSource> Chip::stats_sources() const {
   std::vector<StatsSource> out;
   for (const auto& core : cores_) core->add_stats_sources(out);
   out.push_back(StatsSource::of(memory_->name(), "memory", memory_->stats()));
+  const Memory* memory = memory_.get();
+  for (std::size_t c = 0; c < memory->controllers().size(); ++c) {
+    StatsSource s = StatsSource::of_total(std::string(memory->name()) + ".ch" + std::to_string(c),
+                                          "dram_channel",
+                                          [memory, c] { return memory->controllers()[c].stats(); });
+    s.histogram = [memory, c] { return memory->controllers()[c].stats().latency.counts(); };
+    out.push_back(std::move(s));
+  }
+  if (ctx_.spec.memory.model != MemoryModel::kIdeal) {
+    const NocTiming* noc = &memory->noc();
+    for (std::size_t l = 0; l < noc->links(); ++l)
+      out.push_back(StatsSource::of_total("chip.noc." + noc->link_name(l), "noc_link",
+                                          [noc, l] { return noc->link_stats(l); }));
+  }
   return out;
 }
 

@@ -15,8 +15,9 @@
 #include "models/common/sim_context.h"
 #include "models/common/stats.h"
 #include "models/hbm/address_map.h"
-#include "models/hbm/dram_channel.h"
+#include "models/hbm/dram_controller.h"
 #include "models/memory/memory_timing.h"
+#include "models/noc/noc_timing.h"
 
 namespace tpusim::models {
 
@@ -35,6 +36,9 @@ struct MemoryStats {
   std::uint64_t write_bytes = 0;
   std::uint64_t requests = 0;
   std::uint64_t latency_ps = 0;  // summed request latency (arrival to last byte)
+  // memory.model hbm: the row outcome of each burst, so activation energy is per operator
+  std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
+  std::uint64_t noc_byte_hops = 0;  // bytes x links crossed, for NoC energy
 
   template <class V>
   void visit(V& v) {
@@ -42,6 +46,10 @@ struct MemoryStats {
     v("write_bytes", write_bytes, "B", "bytes written to off-chip memory");
     v("requests", requests, "", "transactions served");
     v("latency_ps", latency_ps, "ps", "sum over requests of arrival-to-completion time");
+    v("row_hits", row_hits, "", "bursts that found their row open (model hbm)");
+    v("row_misses", row_misses, "", "bursts that activated a closed bank (model hbm)");
+    v("row_conflicts", row_conflicts, "", "bursts that closed another row first (model hbm)");
+    v("noc_byte_hops", noc_byte_hops, "B", "bytes times interconnect hops they crossed");
   }
 };
 
@@ -66,18 +74,32 @@ class Memory : public sc_core::sc_module {
   const PerOpStats<MemoryStats>& stats() const { return stats_; }
   const SimpleMemoryTiming& timing() const { return timing_; }
   BackingStore& store() { return store_; }
+  // memory.model hbm: one controller per pseudo-channel (empty otherwise).
+  const std::vector<DramController>& controllers() const { return dram_; }
+  const NocTiming& noc() const { return noc_; }
 
  private:
   void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
 
-  // The bank-level model (memory.model: hbm): bursts resolved in a tight loop per request, one
-  // DramChannel per pseudo-channel, in DRAM clock cycles.
-  double dram_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s);
+  // Both return when the last byte has reached its destination (the core for reads, the
+  // memory for writes), the interconnect crossed; times in seconds.
+  double simple_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s,
+                       std::uint32_t core, MemoryStats& s);
+  // The bank-level model: the request's bursts go to their pseudo-channels' controllers, one
+  // batch per channel (models/hbm/README.md).
+  double dram_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s,
+                     std::uint32_t core, MemoryStats& s);
 
   const SimContext& ctx_;
   SimpleMemoryTiming timing_;
   AddressMap address_map_;
-  std::vector<DramChannel> dram_;
+  std::vector<DramController> dram_;
+  NocTiming noc_;
+  double dram_ck_hz_;
+  // dram_access scratch: bursts per channel, the channels a request touched, bytes per channel.
+  std::vector<std::vector<DramRequest>> pending_;
+  std::vector<std::uint32_t> touched_;
+  std::vector<std::uint64_t> piece_bytes_;
   PerOpStats<MemoryStats> stats_;
   BackingStore store_;
   std::uint32_t track_;
