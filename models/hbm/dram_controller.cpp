@@ -58,8 +58,9 @@ std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
   const auto admit = [&] {
     while (window_.size() < queue_depth_ && next < n) {
       std::uint64_t entry = batch[next].arrival;
-      if (entered_ >= queue_depth_)
-        entry = std::max(entry, left_at_[(entered_ - queue_depth_) % queue_depth_]);
+      // left_at_[enter_slot_] holds when the request queue_depth places ahead left.
+      if (entered_ >= queue_depth_) entry = std::max(entry, left_at_[enter_slot_]);
+      if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
       ++entered_;
       entry_[next] = entry;
       window_.push_back(next++);
@@ -111,7 +112,8 @@ std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
     stats_.latency_cycles += end - req.arrival;
     stats_.latency.add(end - req.arrival);
     stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
-    left_at_[left_++ % queue_depth_] = best_at;
+    left_at_[leave_slot_] = best_at;
+    if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
     window_.erase(window_.begin() + static_cast<std::ptrdiff_t>(best));
     // Close-page precharges at once unless a queued request still hits the row (DRAMsim3's
     // close-page rule), so a burst sequence within one row is not split by needless ACTs.

@@ -85,7 +85,8 @@ class DramController {
   // When each of the last queue_depth requests left the queue (its column command), in leaving
   // order: a new request enters only once the request queue_depth places ahead of it has left.
   std::vector<std::uint64_t> left_at_;
-  std::uint64_t entered_ = 0, left_ = 0;
+  std::uint64_t entered_ = 0;
+  std::uint32_t enter_slot_ = 0, leave_slot_ = 0;
   // Per-batch scratch, kept to avoid allocation per call.
   std::vector<std::size_t> window_;
   std::vector<std::uint64_t> entry_;

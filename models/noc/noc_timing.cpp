@@ -100,7 +100,7 @@ double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t b
                            double head_s, double tail_s, double now_s) {
   route(src, dst, route_);
   const double duration = double(bytes) * seconds_per_byte_;
-  const auto busy_ps = static_cast<std::uint64_t>(std::llround(duration * 1e12));
+  const auto busy_ps = static_cast<std::uint64_t>(duration * 1e12 + 0.5);
   // A crossbar's two links are the two sides of one switch traversal: one hop of latency.
   const double per_link_hop = mesh_ ? hop_s_ : 0;
   double head = head_s, tail = tail_s;
