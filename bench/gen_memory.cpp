@@ -31,9 +31,10 @@ int main(int argc, char** argv) {
       const long long n = (per_engine - done < pass ? per_engine - done : pass) / block;
       for (int e = 0; e < engines; ++e) {
         const long long src = (done * engines) + e * block;
-        std::printf("load dma%d dst=vmem:%lld src=hbm:%lld elem=%lld count=[%lld] "
-                    "src_stride=[%lld] dst_stride=[%lld]\n",
-                    e, e * block, src, block, n, engines * block, engines * block);
+        std::printf(
+            "load dma%d dst=vmem:%lld src=hbm:%lld elem=%lld count=[%lld] "
+            "src_stride=[%lld] dst_stride=[%lld]\n",
+            e, e * block, src, block, n, engines * block, engines * block);
       }
     }
   } else {
@@ -42,9 +43,10 @@ int main(int argc, char** argv) {
     for (long long done = 0; done < per_engine; done += per_descriptor * elem) {
       for (int e = 0; e < engines; ++e, ++issued) {
         const long long src = (issued % 4) * 16 * 1024 * 1024 * 1024 / 16 + e * 64 * 7;
-        std::printf("load dma%d dst=vmem:%lld src=hbm:%lld elem=%lld count=[%lld] "
-                    "src_stride=[%lld] dst_stride=[%lld]\n",
-                    e, e * per_descriptor * elem, src, elem, per_descriptor, stride, elem);
+        std::printf(
+            "load dma%d dst=vmem:%lld src=hbm:%lld elem=%lld count=[%lld] "
+            "src_stride=[%lld] dst_stride=[%lld]\n",
+            e, e * per_descriptor * elem, src, elem, per_descriptor, stride, elem);
       }
     }
   }

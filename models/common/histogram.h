@@ -11,7 +11,7 @@ namespace tpusim::models {
 
 class LatencyHistogram {
  public:
-  static constexpr std::uint32_t kExact = 128;   // values with a bucket each
+  static constexpr std::uint32_t kExact = 128;  // values with a bucket each
   static constexpr std::uint32_t kSubBuckets = 32;
   static constexpr std::uint32_t kMaxOctave = 40;  // larger values share the last bucket
 

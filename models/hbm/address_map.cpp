@@ -15,7 +15,11 @@ AddressMap::AddressMap(const DramSpec& spec) : burst_bytes_(spec.burst_bytes().v
   std::vector<Field> most_first;
   std::stringstream split(spec.address_mapping);
   for (std::string f; std::getline(split, f, '-');) {
-    most_first.push_back(f == "ro" ? kRow : f == "ba" ? kBank : f == "bg" ? kGroup : f == "ch" ? kChannel : kColumn);
+    most_first.push_back(f == "ro"   ? kRow
+                         : f == "ba" ? kBank
+                         : f == "bg" ? kGroup
+                         : f == "ch" ? kChannel
+                                     : kColumn);
   }
   for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = most_first[most_first.size() - 1 - i];
   const auto is_pow2 = [](std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; };

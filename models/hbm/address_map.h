@@ -20,7 +20,7 @@ class AddressMap {
 
  private:
   enum Field { kRow, kBank, kGroup, kChannel, kColumn };
-  std::array<Field, 5> order_{};  // least significant first
+  std::array<Field, 5> order_{};         // least significant first
   std::array<std::uint64_t, 5> size_{};  // by Field
   std::uint64_t burst_bytes_;
   // Every field a power of two (all presets): map() shifts and masks instead of dividing.

@@ -95,7 +95,7 @@ std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
     DramRequest& req = batch[r];
     if (!started_[r]) {
       started_[r] = 1;
-      req.outcome = best_column                              ? RowOutcome::kHit
+      req.outcome = best_column                          ? RowOutcome::kHit
                     : best_cmd == DramCommand::kActivate ? RowOutcome::kMiss
                                                          : RowOutcome::kConflict;
       ++(req.outcome == RowOutcome::kHit    ? stats_.row_hits

@@ -62,8 +62,8 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
   socket.register_b_transport(this, &Memory::b_transport);
 }
 
-double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write,
-                             double arrival_s, std::uint32_t core, MemoryStats& s) {
+double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s,
+                             std::uint32_t core, MemoryStats& s) {
   const double now = sc_core::sc_time_stamp().to_seconds();
   const std::uint32_t here = noc_.core_node(core);
   double done = arrival_s;
@@ -148,9 +148,14 @@ void Memory::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time&
   const bool write = trans.is_write();
   double done_s = arrival.to_seconds();
   switch (ctx_.spec.memory.model) {
-    case MemoryModel::kIdeal: break;
-    case MemoryModel::kSimple: done_s = simple_access(addr, bytes, write, done_s, core, s); break;
-    case MemoryModel::kHbm: done_s = dram_access(addr, bytes, write, done_s, core, s); break;
+    case MemoryModel::kIdeal:
+      break;
+    case MemoryModel::kSimple:
+      done_s = simple_access(addr, bytes, write, done_s, core, s);
+      break;
+    case MemoryModel::kHbm:
+      done_s = dram_access(addr, bytes, write, done_s, core, s);
+      break;
   }
   const sc_core::sc_time done = sc_core::sc_time(done_s, sc_core::SC_SEC);
 

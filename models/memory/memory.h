@@ -8,9 +8,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "models/common/sim_context.h"
 #include "models/common/stats.h"

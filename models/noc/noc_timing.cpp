@@ -96,8 +96,8 @@ void NocTiming::route(std::uint32_t src, std::uint32_t dst, std::vector<std::uin
   }
 }
 
-double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes,
-                           double head_s, double tail_s, double now_s) {
+double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes, double head_s,
+                           double tail_s, double now_s) {
   route(src, dst, route_);
   const double duration = double(bytes) * seconds_per_byte_;
   const auto busy_ps = static_cast<std::uint64_t>(duration * 1e12 + 0.5);

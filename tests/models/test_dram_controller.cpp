@@ -12,9 +12,9 @@ using namespace tpusim::models;
 
 namespace {
 
-constexpr std::uint64_t RCD = 14, RP = 14, RAS = 34, RC = 50, CL = 14, WL = 4, CCD_S = 2,
-                        CCD_L = 4, RRD_S = 4, RRD_L = 6, FAW = 30, WR = 16, WTR_S = 6, WTR_L = 8,
-                        RTP = 5, RFC = 260, REFI = 3900, BURST = 2;
+constexpr std::uint64_t RCD = 14, RP = 14, RAS = 34, RC = 50, CL = 14, WL = 4, CCD_S = 2, CCD_L = 4,
+                        RRD_S = 4, RRD_L = 6, FAW = 30, WR = 16, WTR_S = 6, WTR_L = 8, RTP = 5,
+                        RFC = 260, REFI = 3900, BURST = 2;
 constexpr std::uint64_t kBurstBytes = 32;  // 64 bits x BL4
 
 // One channel, 4 groups x 4 banks, 1024 rows x 32 bursts.
@@ -32,8 +32,8 @@ DramSpec spec(PagePolicy page = PagePolicy::kOpen, DramScheduler sched = DramSch
   s.transfers_per_clock = 2;
   s.clock = Hertz(1e9);
   const auto c = [](std::uint64_t n) { return Duration::of_cycles(n); };
-  s.timing = {c(RCD), c(RP), c(RAS), c(RC), c(CL), c(WL), c(CCD_S), c(CCD_L), c(RRD_S),
-              c(RRD_L), c(FAW), c(WR), c(WTR_S), c(WTR_L), c(RTP), c(RFC), c(REFI), c(0)};
+  s.timing = {c(RCD),   c(RP),  c(RAS), c(RC),    c(CL),    c(WL),  c(CCD_S), c(CCD_L), c(RRD_S),
+              c(RRD_L), c(FAW), c(WR),  c(WTR_S), c(WTR_L), c(RTP), c(RFC),   c(REFI),  c(0)};
   s.page_policy = page;
   s.scheduler = sched;
   s.queue_depth = 32;
@@ -110,7 +110,8 @@ TEST_CASE("dram controller: close-page makes a row-hit stream pay tRC per access
   SECTION("close-page keeps the row open while queued requests hit it") {
     DramController batched(spec(PagePolicy::kClose));
     std::vector<DramRequest> batch;
-    for (std::uint64_t k = 0; k < n; ++k) batch.push_back(read(0, 0, 7, 0, static_cast<std::uint32_t>(k)));
+    for (std::uint64_t k = 0; k < n; ++k)
+      batch.push_back(read(0, 0, 7, 0, static_cast<std::uint32_t>(k)));
     CHECK(batched.schedule(batch) == open_done);
     CHECK(batched.stats().activates == 1);
     CHECK(batched.stats().precharges == 1);
@@ -143,8 +144,7 @@ TEST_CASE("dram controller: a stride onto one bank is slower than one spread ove
   const std::uint64_t spread_expect = last_act + RCD + CL + BURST;
   CHECK(same_done == same);
   CHECK(spread_done == spread_expect);
-  CHECK(double(same_done) / double(spread_done) ==
-        Approx(double(same) / double(spread_expect)));
+  CHECK(double(same_done) / double(spread_done) == Approx(double(same) / double(spread_expect)));
   CHECK(double(same_done) / double(spread_done) > 6.0);  // tRC / (tFAW / 4) = 6.7 in the limit
 }
 
@@ -159,7 +159,8 @@ struct Lcg {
 };
 }  // namespace
 
-TEST_CASE("dram controller: random 64 B reads pay the row-miss timing", "[dram][controller][random]") {
+TEST_CASE("dram controller: random 64 B reads pay the row-miss timing",
+          "[dram][controller][random]") {
   DramSpec s = spec();
   s.address_mapping = "ro-ba-bg-ch-co";  // a 64 B read is two bursts in one row of one bank
   const AddressMap map(s);
@@ -178,7 +179,7 @@ TEST_CASE("dram controller: random 64 B reads pay the row-miss timing", "[dram][
   SECTION("one at a time: miss = tRCD + tCCD_L + tCL + burst, conflict adds tRP") {
     DramController c(s);
     std::vector<std::int64_t> open_row(16, -1);  // the test's own row-state bookkeeping
-    const std::uint64_t gap = 200;  // > tRC + tCL: every earlier access has finished
+    const std::uint64_t gap = 200;               // > tRC + tCL: every earlier access has finished
     for (std::uint64_t k = 0; k < 16; ++k) {
       std::vector<DramRequest> batch;
       random_read(k * gap, batch);
@@ -225,8 +226,8 @@ TEST_CASE("dram controller: random 64 B reads pay the row-miss timing", "[dram][
     }
     CHECK(serial_done > done);
     CHECK(serial_done <= (reads - 1) * std::max(RC, RAS + RP) + tail);
-    WARN("random 64 B reads: queued " << done << " cycles, in order " << serial_done
-                                      << ", bound " << bound << " (busiest bank " << busiest
-                                      << " reads, " << acts << " ACTs)");
+    WARN("random 64 B reads: queued " << done << " cycles, in order " << serial_done << ", bound "
+                                      << bound << " (busiest bank " << busiest << " reads, " << acts
+                                      << " ACTs)");
   }
 }

@@ -32,8 +32,8 @@ json exec(const TempDir& dir, const std::string& chip, const std::string& progra
   const std::string source = dir.write("p.tasm", program);
   const std::string out = dir.path("out");
   const std::string command = "timeout 120 '" TPUSIM_EXE "' exec -q -c " + chip + " '" + source +
-                              "' -o '" + out + "' " + sets + " > /dev/null 2> '" +
-                              dir.path("err") + "'";
+                              "' -o '" + out + "' " + sets + " > /dev/null 2> '" + dir.path("err") +
+                              "'";
   const int status = std::system(command.c_str());
   INFO(slurp(dir.path("err")));
   REQUIRE(WIFEXITED(status));
@@ -140,9 +140,9 @@ TEST_CASE("memory: memory.model simple and hbm produce the same functional outpu
   for (int m = 0; m < 2; ++m) {
     const std::string out = dir.path(std::string("out-") + models[m] + ".bin");
     exec(dir, "tpu-v4i", program,
-         std::string("--functional --set memory.model=") + models[m] + " --load hbm:0=" +
-             dir.path("in.bin") + " --dump hbm:1048576:" + std::to_string(3 * n + 1048576) + "=" +
-             out);
+         std::string("--functional --set memory.model=") + models[m] +
+             " --load hbm:0=" + dir.path("in.bin") +
+             " --dump hbm:1048576:" + std::to_string(3 * n + 1048576) + "=" + out);
     dumps[m] = slurp(out);
   }
   REQUIRE(dumps[0].size() == 3 * n + 1048576);
