@@ -19,7 +19,10 @@ Chip::Chip(sc_core::sc_module_name name, const SimContext& ctx)
   for (std::uint32_t c = 0; c < n; ++c) {
     cores_.push_back(std::make_unique<Core>(("core" + std::to_string(c)).c_str(), ctx, c,
                                             std::move(per_core[c]), *barrier_));
-    for (auto& dma : cores_.back()->dma()) dma->socket.bind(memory_->socket);
+    for (auto& dma : cores_.back()->dma()) {
+      dma->socket.bind(memory_->socket);
+      dma->memory.bind(*memory_);
+    }
   }
 }
 

@@ -66,6 +66,7 @@ class DramChannel {
   void refresh_until(std::uint64_t now);
   // The latest cycle any command has been issued at: later requests are scheduled after it.
   std::uint64_t frontier() const { return frontier_; }
+  std::uint64_t next_refresh() const { return next_refresh_; }
 
   // One burst request arriving at `arrival`: precharge / activate as its bank's row state needs,
   // then the column command; refreshes that fell due are done first. With `close_page`, the bank

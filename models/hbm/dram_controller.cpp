@@ -6,29 +6,69 @@
 
 namespace tpusim::models {
 
+namespace {
+constexpr std::uint64_t kNoCycle = std::numeric_limits<std::uint64_t>::max();
+bool is_column(DramCommand c) { return c == DramCommand::kRead || c == DramCommand::kWrite; }
+}  // namespace
+
 DramController::DramController(const DramSpec& spec)
     : channel_(spec),
       queue_depth_(spec.queue_depth),
       fcfs_(spec.scheduler == DramScheduler::kFcfs),
       close_page_(spec.page_policy == PagePolicy::kClose),
       burst_bytes_(spec.burst_bytes().value()),
+      column_interval_(std::max(channel_.timing().CCD_S, channel_.timing().BURST)),
+      earliest_by_bank_(std::size_t{spec.bank_groups} * spec.banks_per_group * 4),
+      hit_entry_by_bank_(std::size_t{spec.bank_groups} * spec.banks_per_group),
+      banks_per_group_(spec.banks_per_group),
       left_at_(spec.queue_depth, 0) {}
 
-bool DramController::others_hit(const std::vector<DramRequest>& batch, std::size_t except,
-                                const DramAddress& a) const {
-  const std::int64_t row = channel_.open_row(a);
-  for (std::size_t j : window_) {
-    const DramAddress& b = batch[j].address;
-    if (j != except && b.bank_group == a.bank_group && b.bank == a.bank &&
-        static_cast<std::int64_t>(b.row) == row)
-      return true;
+DramController::BurstId DramController::enqueue(const DramAddress& address, bool write,
+                                                std::uint64_t arrival) {
+  Slot s;
+  s.request.address = address;
+  s.request.write = write;
+  s.request.arrival = arrival;
+  bursts_.push_back(s);
+  changed_ = true;
+  return base_ + bursts_.size() - 1;
+}
+
+void DramController::release(BurstId id) {
+  slot(id).released = true;
+  while (!bursts_.empty() && bursts_.front().released) {
+    bursts_.pop_front();
+    ++base_;
   }
+}
+
+void DramController::admit() {
+  while (window_.size() < queue_depth_ && next_admit_ < base_ + bursts_.size()) {
+    Slot& s = slot(next_admit_);
+    // left_at_[enter_slot_] holds when the burst queue_depth places ahead left the queue.
+    s.entry = s.request.arrival;
+    if (entered_ >= queue_depth_) s.entry = std::max(s.entry, left_at_[enter_slot_]);
+    if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
+    ++entered_;
+    window_.push_back(
+        Queued{next_admit_++, s.entry, s.request.address, bank_index(s.request.address), s.request.write});
+  }
+}
+
+bool DramController::others_hit(BurstId except, const DramAddress& a,
+                                std::uint64_t entered_by) const {
+  const std::int64_t row = channel_.open_row(a);
+  const std::uint32_t bank = bank_index(a);
+  for (const Queued& q : window_)
+    if (q.id != except && q.entry <= entered_by && q.bank == bank &&
+        static_cast<std::int64_t>(q.address.row) == row)
+      return true;
   return false;
 }
 
-bool DramController::next_command(const std::vector<DramRequest>& batch, std::size_t r,
-                                  DramCommand& cmd) const {
-  const DramRequest& req = batch[r];
+bool DramController::next_command(BurstId id, DramCommand& cmd) const {
+  const Slot& s = slot(id);
+  const DramRequest& req = s.request;
   const std::int64_t open = channel_.open_row(req.address);
   if (open == static_cast<std::int64_t>(req.address.row)) {
     cmd = req.write ? DramCommand::kWrite : DramCommand::kRead;
@@ -38,64 +78,72 @@ bool DramController::next_command(const std::vector<DramRequest>& batch, std::si
     cmd = DramCommand::kActivate;
     return true;
   }
-  // Row hits first: the open row stays open while queued requests still hit it.
-  if (!fcfs_ && others_hit(batch, r, req.address)) return false;
   cmd = DramCommand::kPrecharge;
-  return true;
+  if (fcfs_) return true;
+  // Row hits first: the open row stays open while a queued burst that the controller could
+  // have seen by the precharge's cycle still hits it.
+  const std::uint64_t at = channel_.earliest(cmd, req.address, s.entry);
+  return !others_hit(id, req.address, at);
 }
 
-std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
-  const std::size_t n = batch.size();
-  if (n == 0) return 0;
-  std::uint64_t first_arrival = batch[0].arrival;
-  for (const DramRequest& r : batch) first_arrival = std::min(first_arrival, r.arrival);
-  channel_.refresh_until(std::max(channel_.frontier(), first_arrival));
-
-  entry_.assign(n, 0);
-  started_.assign(n, 0);
-  window_.clear();
-  std::size_t next = 0;
-  const auto admit = [&] {
-    while (window_.size() < queue_depth_ && next < n) {
-      std::uint64_t entry = batch[next].arrival;
-      // left_at_[enter_slot_] holds when the request queue_depth places ahead left.
-      if (entered_ >= queue_depth_) entry = std::max(entry, left_at_[enter_slot_]);
-      if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
-      ++entered_;
-      entry_[next] = entry;
-      window_.push_back(next++);
+void DramController::advance(std::uint64_t until) {
+  // Nothing new since the last call stopped at next_decision_: nothing more to decide yet.
+  if (!changed_ && until <= next_decision_) return;
+  changed_ = false;
+  for (;;) {
+    admit();
+    std::fill(earliest_by_bank_.begin(), earliest_by_bank_.end(), kNoCycle);
+    std::fill(hit_entry_by_bank_.begin(), hit_entry_by_bank_.end(), kNoCycle);
+    if (!fcfs_) {
+      for (const Queued& q : window_) {
+        if (channel_.open_row(q.address) == static_cast<std::int64_t>(q.address.row)) {
+          std::uint64_t& e = hit_entry_by_bank_[q.bank];
+          e = std::min(e, q.entry);
+        }
+      }
     }
-  };
-  admit();
-
-  std::uint64_t last_done = 0;
-  while (!window_.empty()) {
-    // The command that can issue first; at equal times a column command (a row hit) beats a
-    // row command, then the older request wins (window_ is in age order, comparisons strict).
+    // The command that can issue first; at equal cycles a column command (a row hit) beats a
+    // row command, then the older burst wins (window_ is in age order, comparisons strict).
     std::size_t best = window_.size();
     DramCommand best_cmd = DramCommand::kActivate;
-    std::uint64_t best_at = std::numeric_limits<std::uint64_t>::max();
-    bool best_column = false;
-    const std::size_t candidates = fcfs_ ? 1 : window_.size();
+    std::uint64_t best_at = kNoCycle;
+    const std::size_t candidates = fcfs_ ? std::min<std::size_t>(1, window_.size()) : window_.size();
     for (std::size_t k = 0; k < candidates; ++k) {
-      const std::size_t r = window_[k];
-      DramCommand cmd;
-      if (!next_command(batch, r, cmd)) continue;
-      const std::uint64_t at = channel_.earliest(cmd, batch[r].address, entry_[r]);
-      const bool column = cmd == DramCommand::kRead || cmd == DramCommand::kWrite;
-      if (at < best_at || (at == best_at && column && !best_column)) {
+      const Queued& q = window_[k];
+      const DramAddress& a = q.address;
+      const std::uint32_t bank = q.bank;
+      const std::int64_t open = channel_.open_row(a);
+      const DramCommand cmd = open == static_cast<std::int64_t>(a.row)
+                                  ? (q.write ? DramCommand::kWrite : DramCommand::kRead)
+                                  : open < 0 ? DramCommand::kActivate
+                                             : DramCommand::kPrecharge;
+      // Constraints depend on the bank, not the row: earliest(cmd, a, t) = max(t, earliest(0)).
+      std::uint64_t& cached = earliest_by_bank_[bank * 4 + static_cast<std::uint32_t>(cmd)];
+      if (cached == kNoCycle) cached = channel_.earliest(cmd, a, 0);
+      const std::uint64_t at = std::max(cached, q.entry);
+      // Row hits first: the open row stays open while a queued burst that the controller could
+      // have seen by the precharge's cycle still hits it.
+      if (cmd == DramCommand::kPrecharge && hit_entry_by_bank_[bank] <= at) continue;
+      if (at < best_at || (at == best_at && is_column(cmd) && !is_column(best_cmd))) {
         best = k;
         best_cmd = cmd;
         best_at = at;
-        best_column = column;
       }
     }
-    assert(best < window_.size());  // a request waiting for hits implies a hit can issue
-    const std::size_t r = window_[best];
-    DramRequest& req = batch[r];
-    if (!started_[r]) {
-      started_[r] = 1;
-      req.outcome = best_column                          ? RowOutcome::kHit
+    next_decision_ = best_at;
+    if (best_at >= until) return;
+    assert(best < window_.size());  // a burst waiting for hits implies a hit can issue
+    // Refreshes that fall due first go first (they close rows: choose again).
+    if (channel_.next_refresh() <= best_at) {
+      channel_.refresh_until(best_at);
+      continue;
+    }
+    const BurstId id = window_[best].id;
+    Slot& s = slot(id);
+    DramRequest& req = s.request;
+    if (!s.started) {
+      s.started = true;
+      req.outcome = is_column(best_cmd)                  ? RowOutcome::kHit
                     : best_cmd == DramCommand::kActivate ? RowOutcome::kMiss
                                                          : RowOutcome::kConflict;
       ++(req.outcome == RowOutcome::kHit    ? stats_.row_hits
@@ -103,10 +151,10 @@ std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
                                             : stats_.row_conflicts);
     }
     const std::uint64_t end = channel_.issue(best_cmd, req.address, best_at);
-    if (!best_column) continue;
+    if (!is_column(best_cmd)) continue;
 
+    s.done = true;
     req.done = end;
-    last_done = std::max(last_done, end);
     ++(req.write ? stats_.writes : stats_.reads);
     (req.write ? stats_.write_bytes : stats_.read_bytes) += burst_bytes_;
     stats_.latency_cycles += end - req.arrival;
@@ -115,14 +163,40 @@ std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
     left_at_[leave_slot_] = best_at;
     if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
     window_.erase(window_.begin() + static_cast<std::ptrdiff_t>(best));
-    // Close-page precharges at once unless a queued request still hits the row (DRAMsim3's
-    // close-page rule), so a burst sequence within one row is not split by needless ACTs.
-    if (close_page_ && !others_hit(batch, n, req.address))
+    // Close-page precharges at once unless a queued burst still hits the row (DRAMsim3's
+    // close-page rule), so a burst train within one row is not split by needless ACTs.
+    if (close_page_ && !others_hit(id, req.address, best_at))
       channel_.issue(DramCommand::kPrecharge, req.address,
                      channel_.earliest(DramCommand::kPrecharge, req.address, best_at));
-    admit();
   }
-  return last_done;
+}
+
+std::uint64_t DramController::not_before(BurstId id) const {
+  const Slot& s = slot(id);
+  if (s.done) return s.request.done;
+  if (id >= next_admit_) {
+    // Still outside the queue: every burst ahead of it in line must first leave the queue, one
+    // column command each, at least column_interval_ apart.
+    return next_decision_ + (id - next_admit_ + 1) * column_interval_;
+  }
+  DramCommand cmd;
+  if (!next_command(id, cmd)) return next_decision_;
+  return std::max(next_decision_, channel_.earliest(cmd, s.request.address, s.entry));
+}
+
+std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
+  std::vector<BurstId> ids;
+  ids.reserve(batch.size());
+  for (const DramRequest& r : batch) ids.push_back(enqueue(r.address, r.write, r.arrival));
+  std::uint64_t last = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    while (!done(ids[i])) advance(not_before(ids[i]) + 1);
+    batch[i].done = burst(ids[i]).done;
+    batch[i].outcome = burst(ids[i]).outcome;
+    last = std::max(last, batch[i].done);
+  }
+  for (BurstId id : ids) release(id);
+  return last;
 }
 
 DramControllerStats DramController::stats() const {

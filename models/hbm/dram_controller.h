@@ -3,10 +3,11 @@
 // of `queue_depth` bursts, scheduled at command level by FR-FCFS (the earliest-issuable command
 // first; at equal times a row hit's column command first, then the oldest request) or FCFS (only
 // the oldest request may issue), with an open- or close-page policy. No SystemC: the memory
-// model hands it a batch of bursts and it answers when each one's data has crossed the bus.
-// models/hbm/README.md explains how batches follow from the loosely-timed TLM socket.
+// enqueues bursts as they arrive and advances the controller to the present when an initiator
+// asks for a result (models/hbm/README.md).
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "models/common/histogram.h"
@@ -59,11 +60,26 @@ struct DramControllerStats {
 
 class DramController {
  public:
+  using BurstId = std::uint64_t;
+
   explicit DramController(const DramSpec& spec);
 
-  // Schedules `batch` (bursts for this channel, oldest first, visible to the scheduler
-  // together) after every command issued for earlier batches, and fills in each burst's `done`
-  // and `outcome`. Returns the latest `done`.
+  // Adds a burst that reaches the controller at cycle `arrival`; bursts must be added in the
+  // order their arrivals become known, never with an arrival before a cycle already decided.
+  BurstId enqueue(const DramAddress& address, bool write, std::uint64_t arrival);
+  // Issues, in time order, every command that can issue at a cycle before `until`. A decision
+  // at cycle t depends only on bursts that arrived by t, so advancing late changes nothing.
+  void advance(std::uint64_t until);
+  bool done(BurstId id) const { return slot(id).done; }
+  const DramRequest& burst(BurstId id) const { return slot(id).request; }
+  // A cycle before which burst `id` cannot have its column command decided (valid after
+  // advance(), while the burst is not done): advance to just past it, then ask again.
+  std::uint64_t not_before(BurstId id) const;
+  // The caller has read the burst's result; its storage may be reused.
+  void release(BurstId id);
+
+  // Enqueues `batch` (oldest first) and advances until all of it is done, filling in `done`
+  // and `outcome`; returns the latest `done`. For tests and one-shot use.
   std::uint64_t schedule(std::vector<DramRequest>& batch);
 
   const DramChannel& channel() const { return channel_; }
@@ -71,26 +87,52 @@ class DramController {
   DramControllerStats stats() const;
 
  private:
-  // The next command request `r` needs given its bank's state, or false while it must wait for
-  // other queued requests that hit the bank's open row.
-  bool next_command(const std::vector<DramRequest>& batch, std::size_t r, DramCommand& cmd) const;
-  bool others_hit(const std::vector<DramRequest>& batch, std::size_t except,
-                  const DramAddress& a) const;
+  struct Slot {
+    DramRequest request;
+    std::uint64_t entry = 0;  // cycle it entered the queue (>= arrival)
+    bool started = false, done = false, released = false;
+  };
+  Slot& slot(BurstId id) { return bursts_[static_cast<std::size_t>(id - base_)]; }
+  const Slot& slot(BurstId id) const { return bursts_[static_cast<std::size_t>(id - base_)]; }
+  void admit();
+  // The next command burst `id` needs, or false while queued bursts that entered by `at` hit
+  // the row it would close (row hits first).
+  bool next_command(BurstId id, DramCommand& cmd) const;
+  std::uint32_t bank_index(const DramAddress& a) const {
+    return a.bank_group * banks_per_group_ + a.bank;
+  }
+  bool others_hit(BurstId except, const DramAddress& a, std::uint64_t entered_by) const;
 
   DramChannel channel_;
   const std::uint32_t queue_depth_;
   const bool fcfs_;
   const bool close_page_;
   const std::uint64_t burst_bytes_;
-  // When each of the last queue_depth requests left the queue (its column command), in leaving
-  // order: a new request enters only once the request queue_depth places ahead of it has left.
+  const std::uint64_t column_interval_;  // the closest two column commands can be
+  std::deque<Slot> bursts_;              // ids base_, base_ + 1, ...
+  BurstId base_ = 0;
+  BurstId next_admit_ = 0;               // oldest burst not yet in the queue
+  // The queue, oldest first: what selection reads, kept contiguous (the deque is for lookups).
+  struct Queued {
+    BurstId id;
+    std::uint64_t entry;
+    DramAddress address;
+    std::uint32_t bank;  // bank_index(address)
+    bool write;
+  };
+  std::vector<Queued> window_;
+  std::uint64_t next_decision_ = 0;      // cycle of the command advance() stopped before
+  bool changed_ = true;                  // a burst arrived since advance() stopped
+  // Per selection round, by bank: the earliest cycle of each command kind (constraints do not
+  // depend on the row or on which burst asks, only on the bank), and the earliest entry of a
+  // queued burst that hits the bank's open row.
+  std::vector<std::uint64_t> earliest_by_bank_, hit_entry_by_bank_;
+  std::uint32_t banks_per_group_;
+  // When each of the last queue_depth bursts left the queue (its column command), in leaving
+  // order: a burst enters only once the burst queue_depth places ahead of it has left.
   std::vector<std::uint64_t> left_at_;
   std::uint64_t entered_ = 0;
   std::uint32_t enter_slot_ = 0, leave_slot_ = 0;
-  // Per-batch scratch, kept to avoid allocation per call.
-  std::vector<std::size_t> window_;
-  std::vector<std::uint64_t> entry_;
-  std::vector<std::uint8_t> started_;
   DramControllerStats stats_;
 };
 
