@@ -34,7 +34,8 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
   DmaStats& s = stats_[op];
   ++s.instructions;
   const sc_core::sc_time start = sc_core::sc_time_stamp();
-  sc_core::sc_time issue_at = start + ctx_.cycles(spec_.setup_latency.cycles(ctx_.spec.clock).value());
+  sc_core::sc_time issue_at =
+      start + ctx_.cycles(spec_.setup_latency.cycles(ctx_.spec.clock).value());
   sc_core::sc_time last_done = issue_at;
   const std::uint64_t chunk_bytes = spec_.chunk.value();
   Sram* src_sram = memories_.of(d.src.space);

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/common/unit.h"
 #include "models/memory/memory.h"
@@ -44,10 +44,14 @@ struct CoreMemories {
   Sram* cmem = nullptr;
   Sram* of(isa::Space space) const {
     switch (space) {
-      case isa::Space::kVmem: return vmem;
-      case isa::Space::kAccmem: return accmem;
-      case isa::Space::kCmem: return cmem;
-      case isa::Space::kHbm: return nullptr;
+      case isa::Space::kVmem:
+        return vmem;
+      case isa::Space::kAccmem:
+        return accmem;
+      case isa::Space::kCmem:
+        return cmem;
+      case isa::Space::kHbm:
+        return nullptr;
     }
     return nullptr;
   }

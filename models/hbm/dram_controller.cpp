@@ -18,8 +18,7 @@ DramController::DramController(const DramSpec& spec)
       close_page_(spec.page_policy == PagePolicy::kClose),
       burst_bytes_(spec.burst_bytes().value()),
       column_interval_(std::max(channel_.timing().CCD_S, channel_.timing().BURST)),
-      earliest_by_bank_(std::size_t{spec.bank_groups} * spec.banks_per_group * 4),
-      hit_entry_by_bank_(std::size_t{spec.bank_groups} * spec.banks_per_group),
+      queue_(std::size_t{spec.bank_groups} * spec.banks_per_group),
       banks_per_group_(spec.banks_per_group),
       left_at_(spec.queue_depth, 0) {}
 
@@ -43,47 +42,39 @@ void DramController::release(BurstId id) {
 }
 
 void DramController::admit() {
-  while (window_.size() < queue_depth_ && next_admit_ < base_ + bursts_.size()) {
+  while (queued_ < queue_depth_ && next_admit_ < base_ + bursts_.size()) {
     Slot& s = slot(next_admit_);
     // left_at_[enter_slot_] holds when the burst queue_depth places ahead left the queue.
     s.entry = s.request.arrival;
     if (entered_ >= queue_depth_) s.entry = std::max(s.entry, left_at_[enter_slot_]);
     if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
     ++entered_;
-    window_.push_back(
-        Queued{next_admit_++, s.entry, s.request.address, bank_index(s.request.address), s.request.write});
+    const std::uint32_t bank = bank_index(s.request.address);
+    if (queue_[bank].empty()) busy_banks_.push_back(bank);
+    queue_[bank].push_back(Queued{next_admit_++, s.entry, s.request.address, s.request.write});
+    ++queued_;
   }
 }
 
-bool DramController::others_hit(BurstId except, const DramAddress& a,
-                                std::uint64_t entered_by) const {
+bool DramController::others_hit(const DramAddress& a, std::uint64_t entered_by) const {
   const std::int64_t row = channel_.open_row(a);
-  const std::uint32_t bank = bank_index(a);
-  for (const Queued& q : window_)
-    if (q.id != except && q.entry <= entered_by && q.bank == bank &&
-        static_cast<std::int64_t>(q.address.row) == row)
-      return true;
+  for (const Queued& q : queue_[bank_index(a)])
+    if (q.entry <= entered_by && static_cast<std::int64_t>(q.address.row) == row) return true;
   return false;
 }
 
-bool DramController::next_command(BurstId id, DramCommand& cmd) const {
-  const Slot& s = slot(id);
-  const DramRequest& req = s.request;
-  const std::int64_t open = channel_.open_row(req.address);
-  if (open == static_cast<std::int64_t>(req.address.row)) {
-    cmd = req.write ? DramCommand::kWrite : DramCommand::kRead;
-    return true;
-  }
-  if (open < 0) {
-    cmd = DramCommand::kActivate;
-    return true;
-  }
-  cmd = DramCommand::kPrecharge;
-  if (fcfs_) return true;
-  // Row hits first: the open row stays open while a queued burst that the controller could
-  // have seen by the precharge's cycle still hits it.
-  const std::uint64_t at = channel_.earliest(cmd, req.address, s.entry);
-  return !others_hit(id, req.address, at);
+const DramController::Queued* DramController::queued(BurstId id) const {
+  if (id >= next_admit_ || slot(id).done) return nullptr;
+  for (const Queued& q : queue_[bank_index(slot(id).request.address)])
+    if (q.id == id) return &q;
+  return nullptr;
+}
+
+DramCommand DramController::next_command(const Queued& q) const {
+  const std::int64_t open = channel_.open_row(q.address);
+  if (open == static_cast<std::int64_t>(q.address.row))
+    return q.write ? DramCommand::kWrite : DramCommand::kRead;
+  return open < 0 ? DramCommand::kActivate : DramCommand::kPrecharge;
 }
 
 void DramController::advance(std::uint64_t until) {
@@ -92,54 +83,87 @@ void DramController::advance(std::uint64_t until) {
   changed_ = false;
   for (;;) {
     admit();
-    std::fill(earliest_by_bank_.begin(), earliest_by_bank_.end(), kNoCycle);
-    std::fill(hit_entry_by_bank_.begin(), hit_entry_by_bank_.end(), kNoCycle);
-    if (!fcfs_) {
-      for (const Queued& q : window_) {
-        if (channel_.open_row(q.address) == static_cast<std::int64_t>(q.address.row)) {
-          std::uint64_t& e = hit_entry_by_bank_[q.bank];
-          e = std::min(e, q.entry);
-        }
-      }
-    }
     // The command that can issue first; at equal cycles a column command (a row hit) beats a
-    // row command, then the older burst wins (window_ is in age order, comparisons strict).
-    std::size_t best = window_.size();
+    // row command, then the older burst (smaller id). Within a bank a command's earliest cycle
+    // depends on the bank's state only, so a burst's is max(that, its entry): each bank's list,
+    // oldest first, stops at the first burst that reaches the bank's minimum.
+    std::uint32_t best_bank = 0;
+    std::size_t best_pos = 0;
+    BurstId best_id = 0;
     DramCommand best_cmd = DramCommand::kActivate;
     std::uint64_t best_at = kNoCycle;
-    const std::size_t candidates = fcfs_ ? std::min<std::size_t>(1, window_.size()) : window_.size();
-    for (std::size_t k = 0; k < candidates; ++k) {
-      const Queued& q = window_[k];
-      const DramAddress& a = q.address;
-      const std::uint32_t bank = q.bank;
-      const std::int64_t open = channel_.open_row(a);
-      const DramCommand cmd = open == static_cast<std::int64_t>(a.row)
-                                  ? (q.write ? DramCommand::kWrite : DramCommand::kRead)
-                                  : open < 0 ? DramCommand::kActivate
-                                             : DramCommand::kPrecharge;
-      // Constraints depend on the bank, not the row: earliest(cmd, a, t) = max(t, earliest(0)).
-      std::uint64_t& cached = earliest_by_bank_[bank * 4 + static_cast<std::uint32_t>(cmd)];
-      if (cached == kNoCycle) cached = channel_.earliest(cmd, a, 0);
-      const std::uint64_t at = std::max(cached, q.entry);
-      // Row hits first: the open row stays open while a queued burst that the controller could
-      // have seen by the precharge's cycle still hits it.
-      if (cmd == DramCommand::kPrecharge && hit_entry_by_bank_[bank] <= at) continue;
-      if (at < best_at || (at == best_at && is_column(cmd) && !is_column(best_cmd))) {
-        best = k;
+    const auto consider = [&](std::uint32_t bank, std::size_t pos, const Queued& q, DramCommand cmd,
+                              std::uint64_t at) {
+      const bool column = is_column(cmd), best_column = is_column(best_cmd);
+      if (at < best_at || (at == best_at && column && !best_column) ||
+          (at == best_at && column == best_column && q.id < best_id)) {
+        best_bank = bank;
+        best_pos = pos;
+        best_id = q.id;
         best_cmd = cmd;
         best_at = at;
+      }
+    };
+    if (fcfs_) {
+      // Only the oldest queued burst may issue.
+      std::uint32_t bank = 0;
+      BurstId oldest = kNoCycle;
+      for (std::uint32_t b : busy_banks_)
+        if (queue_[b].front().id < oldest) {
+          oldest = queue_[b].front().id;
+          bank = b;
+        }
+      if (oldest != kNoCycle) {
+        const Queued& q = queue_[bank].front();
+        const DramCommand cmd = next_command(q);
+        consider(bank, 0, q, cmd, channel_.earliest(cmd, q.address, q.entry));
+      }
+    }
+    for (std::size_t b = 0; !fcfs_ && b < busy_banks_.size(); ++b) {
+      const std::uint32_t bank = busy_banks_[b];
+      const std::vector<Queued>& list = queue_[bank];
+      const DramAddress& any = list.front().address;
+      const std::int64_t open = channel_.open_row(any);
+      std::uint64_t e_read = kNoCycle, e_write = kNoCycle;
+      std::uint64_t first_hit_entry = kNoCycle;
+      bool has_non_hit = false;
+      for (std::size_t pos = 0; pos < list.size(); ++pos) {
+        const Queued& q = list[pos];
+        if (static_cast<std::int64_t>(q.address.row) != open) {
+          has_non_hit = true;
+          continue;
+        }
+        const DramCommand cmd = q.write ? DramCommand::kWrite : DramCommand::kRead;
+        std::uint64_t& e = q.write ? e_write : e_read;
+        if (e == kNoCycle) e = channel_.earliest(cmd, any, 0);
+        first_hit_entry = std::min(first_hit_entry, q.entry);
+        consider(bank, pos, q, cmd, std::max(e, q.entry));
+        // No later hit can beat one at the least cycle any hit here can have; the scan goes on
+        // only to learn about non-hits (and the earliest hit entry they must respect).
+        if (q.entry <= std::min(e_read, e_write) && !has_non_hit) break;
+      }
+      if (!has_non_hit) continue;
+      const DramCommand row_cmd = open < 0 ? DramCommand::kActivate : DramCommand::kPrecharge;
+      const std::uint64_t e_row = channel_.earliest(row_cmd, any, 0);
+      for (std::size_t pos = 0; pos < list.size(); ++pos) {
+        const Queued& q = list[pos];
+        if (static_cast<std::int64_t>(q.address.row) == open) continue;
+        const std::uint64_t at = std::max(e_row, q.entry);
+        // Row hits first: the open row stays open while a queued burst that the controller
+        // could have seen by the precharge's cycle still hits it.
+        if (row_cmd == DramCommand::kPrecharge && first_hit_entry <= at) continue;
+        consider(bank, pos, q, row_cmd, at);
+        if (q.entry <= e_row) break;
       }
     }
     next_decision_ = best_at;
     if (best_at >= until) return;
-    assert(best < window_.size());  // a burst waiting for hits implies a hit can issue
     // Refreshes that fall due first go first (they close rows: choose again).
     if (channel_.next_refresh() <= best_at) {
       channel_.refresh_until(best_at);
       continue;
     }
-    const BurstId id = window_[best].id;
-    Slot& s = slot(id);
+    Slot& s = slot(best_id);
     DramRequest& req = s.request;
     if (!s.started) {
       s.started = true;
@@ -162,10 +186,14 @@ void DramController::advance(std::uint64_t until) {
     stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
     left_at_[leave_slot_] = best_at;
     if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
-    window_.erase(window_.begin() + static_cast<std::ptrdiff_t>(best));
+    std::vector<Queued>& list = queue_[best_bank];
+    list.erase(list.begin() + static_cast<std::ptrdiff_t>(best_pos));
+    --queued_;
+    if (list.empty())
+      busy_banks_.erase(std::find(busy_banks_.begin(), busy_banks_.end(), best_bank));
     // Close-page precharges at once unless a queued burst still hits the row (DRAMsim3's
     // close-page rule), so a burst train within one row is not split by needless ACTs.
-    if (close_page_ && !others_hit(id, req.address, best_at))
+    if (close_page_ && !others_hit(req.address, best_at))
       channel_.issue(DramCommand::kPrecharge, req.address,
                      channel_.earliest(DramCommand::kPrecharge, req.address, best_at));
   }
@@ -174,14 +202,14 @@ void DramController::advance(std::uint64_t until) {
 std::uint64_t DramController::not_before(BurstId id) const {
   const Slot& s = slot(id);
   if (s.done) return s.request.done;
-  if (id >= next_admit_) {
+  const Queued* q = queued(id);
+  if (!q) {
     // Still outside the queue: every burst ahead of it in line must first leave the queue, one
     // column command each, at least column_interval_ apart.
     return next_decision_ + (id - next_admit_ + 1) * column_interval_;
   }
-  DramCommand cmd;
-  if (!next_command(id, cmd)) return next_decision_;
-  return std::max(next_decision_, channel_.earliest(cmd, s.request.address, s.entry));
+  const DramCommand cmd = next_command(*q);
+  return std::max(next_decision_, channel_.earliest(cmd, q->address, q->entry));
 }
 
 std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {

@@ -95,13 +95,14 @@ class DramController {
   Slot& slot(BurstId id) { return bursts_[static_cast<std::size_t>(id - base_)]; }
   const Slot& slot(BurstId id) const { return bursts_[static_cast<std::size_t>(id - base_)]; }
   void admit();
-  // The next command burst `id` needs, or false while queued bursts that entered by `at` hit
-  // the row it would close (row hits first).
-  bool next_command(BurstId id, DramCommand& cmd) const;
+  struct Queued;
+  // The next command a queued burst needs, given its bank's row state.
+  DramCommand next_command(const Queued& q) const;
   std::uint32_t bank_index(const DramAddress& a) const {
     return a.bank_group * banks_per_group_ + a.bank;
   }
-  bool others_hit(BurstId except, const DramAddress& a, std::uint64_t entered_by) const;
+  bool others_hit(const DramAddress& a, std::uint64_t entered_by) const;
+  const Queued* queued(BurstId id) const;
 
   DramChannel channel_;
   const std::uint32_t queue_depth_;
@@ -111,22 +112,20 @@ class DramController {
   const std::uint64_t column_interval_;  // the closest two column commands can be
   std::deque<Slot> bursts_;              // ids base_, base_ + 1, ...
   BurstId base_ = 0;
-  BurstId next_admit_ = 0;               // oldest burst not yet in the queue
-  // The queue, oldest first: what selection reads, kept contiguous (the deque is for lookups).
+  BurstId next_admit_ = 0;  // oldest burst not yet in the queue
+  // The queue, by bank, each list oldest first (ids grow with age): selection looks at each
+  // bank's state once and can stop early within a bank (dram_controller.cpp).
   struct Queued {
     BurstId id;
     std::uint64_t entry;
     DramAddress address;
-    std::uint32_t bank;  // bank_index(address)
     bool write;
   };
-  std::vector<Queued> window_;
-  std::uint64_t next_decision_ = 0;      // cycle of the command advance() stopped before
-  bool changed_ = true;                  // a burst arrived since advance() stopped
-  // Per selection round, by bank: the earliest cycle of each command kind (constraints do not
-  // depend on the row or on which burst asks, only on the bank), and the earliest entry of a
-  // queued burst that hits the bank's open row.
-  std::vector<std::uint64_t> earliest_by_bank_, hit_entry_by_bank_;
+  std::vector<std::vector<Queued>> queue_;
+  std::uint32_t queued_ = 0;
+  std::vector<std::uint32_t> busy_banks_;  // banks with a non-empty list, for iteration
+  std::uint64_t next_decision_ = 0;        // cycle of the command advance() stopped before
+  bool changed_ = true;                    // a burst arrived since advance() stopped
   std::uint32_t banks_per_group_;
   // When each of the last queue_depth bursts left the queue (its column command), in leaving
   // order: a burst enters only once the burst queue_depth places ahead of it has left.

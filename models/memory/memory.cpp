@@ -65,8 +65,8 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
   socket.register_b_transport(this, &Memory::b_transport);
 }
 
-double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write,
-                             double arrival_s, std::uint32_t core, MemoryStats& s) {
+double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s,
+                             std::uint32_t core, MemoryStats& s) {
   const double now = sc_core::sc_time_stamp().to_seconds();
   const std::uint32_t here = noc_.core_node(core);
   double done = arrival_s;
@@ -102,8 +102,10 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
   const std::uint64_t end = addr + bytes;
   // Pieces first (a write's data crosses the interconnect per channel before it arrives), then
   // each piece's bursts, so one piece's bursts have consecutive ids.
+  mapped_.clear();
   for (std::uint64_t at = addr / burst * burst; at < end; at += burst) {
-    const std::uint32_t ch = address_map_.map(at).channel;
+    mapped_.push_back(address_map_.map(at));
+    const std::uint32_t ch = mapped_.back().channel;
     if (piece_of_channel_[ch] == kNoPiece) {
       piece_of_channel_[ch] = static_cast<std::uint32_t>(t.pieces.size());
       t.pieces.push_back(Piece{ch, 0, 0, 0});
@@ -120,8 +122,7 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
     const auto cycle = static_cast<std::uint64_t>(std::ceil(at_memory * dram_ck_hz_ - 1e-6));
     t.last_arrival_cycle = std::max(t.last_arrival_cycle, cycle);
     DramController& controller = dram_[p.channel];
-    for (std::uint64_t at = addr / burst * burst; at < end; at += burst) {
-      const DramAddress a = address_map_.map(at);
+    for (const DramAddress& a : mapped_) {
       if (a.channel != p.channel) continue;
       const DramController::BurstId id = controller.enqueue(a, t.write, cycle);
       if (p.bursts++ == 0) p.first = id;
@@ -256,9 +257,9 @@ sc_core::sc_time Memory::complete(Ticket ticket) {
 void Memory::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   const OpExtension* ext = nullptr;
   trans.get_extension(ext);
-  const Ticket ticket = post(trans.is_write(), trans.get_address(), trans.get_data_ptr(),
-                             trans.get_data_length(), sc_core::sc_time_stamp() + delay,
-                             ext ? ext->op : 0, ext ? ext->core : 0);
+  const Ticket ticket =
+      post(trans.is_write(), trans.get_address(), trans.get_data_ptr(), trans.get_data_length(),
+           sc_core::sc_time_stamp() + delay, ext ? ext->op : 0, ext ? ext->core : 0);
   const sc_core::sc_time done = complete(ticket);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
   delay = done > sc_core::sc_time_stamp() ? done - sc_core::sc_time_stamp() : sc_core::SC_ZERO_TIME;

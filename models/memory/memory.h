@@ -142,8 +142,9 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   double dram_ck_hz_;
   std::vector<Transaction> transactions_;  // by ticket
   std::vector<Ticket> free_tickets_;
-  // dram_post scratch: the piece of each channel the transaction touched.
+  // dram_post scratch: the piece of each channel the transaction touched; its bursts, mapped.
   std::vector<std::uint32_t> piece_of_channel_;
+  std::vector<DramAddress> mapped_;
   PerOpStats<MemoryStats> stats_;
   BackingStore store_;
   std::uint32_t track_;
