@@ -216,8 +216,8 @@ TEST_CASE("dram controller: random 64 B reads pay the row-miss timing",
                          double(tail);
     CHECK(double(done) >= bound);
     CHECK(double(done) <= 1.15 * bound);  // FR-FCFS steers around busy banks
-    // The same reads one transaction at a time: no reordering, so a read to a bank still in its
-    // tRC stalls every read behind it.
+    // The same reads one at a time, each finished before the next arrives (a queue that never
+    // holds two): no reordering, so a read to a bank still in its tRC stalls every read after it.
     DramController in_order(s);
     std::uint64_t serial_done = 0;
     for (std::uint64_t k = 0; k < reads; ++k) {
