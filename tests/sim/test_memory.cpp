@@ -231,3 +231,27 @@ TEST_CASE("memory: two cores sharing the HBM model give identical reports on rer
   rb.erase("workload");
   CHECK(ra.dump() == rb.dump());
 }
+
+TEST_CASE("memory: activation energy replaces dram_per_bit's page share, never adds to it",
+          "[memory][hbm][exec][energy]") {
+  // scaled-7nm (dram.yaml): hbm2 3.9 pJ/bit; hbm2-2400: 414 pJ per activate, 1 KiB pages.
+  const double per_bit = 3.9, act = 414, page_bits = 32 * 32 * 8, noc_per_bit_hop = 0.12;
+  TempDir a, b;
+  const std::string program = stream_program(4 << 20);
+  const json simple = exec(a, "tpu-v4i", program, "");
+  const json hbm = exec(b, "tpu-v4i", program, "--set memory.model=hbm");
+  const double bits = 8.0 * (4 << 20);
+  json memory;
+  for (const json& u : hbm["units"])
+    if (u["kind"] == "memory") memory = u["stats"];
+  const double activates =
+      memory["row_misses"].get<double>() + memory["row_conflicts"].get<double>();
+  CHECK(hbm["energy_pj"]["hbm"].get<double>() ==
+        Approx(bits * (per_bit - act / page_bits) + activates * act));
+  CHECK(simple["energy_pj"]["hbm"].get<double>() == Approx(bits * per_bit));
+  // A stream opens each 1 KiB page about once, so both models charge nearly the same.
+  CHECK(activates >= (4 << 20) / 1024);
+  CHECK(hbm["energy_pj"]["hbm"].get<double>() == Approx(bits * per_bit).epsilon(0.01));
+  // Every byte crosses the crossbar once.
+  CHECK(hbm["energy_pj"]["noc"].get<double>() == Approx(bits * noc_per_bit_hop));
+}
