@@ -49,7 +49,8 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
       Slot& slot = slots_[chunk_index++ % slots_.size()];
       resolve(slot, last_done);
       const sc_core::sc_time at = std::max(issue_at, slot.free_at);
-      // Requests reach shared resources in simulated-time order: one wait per chunk.
+      // Requests reach shared resources in simulated-time order: one wait per chunk (with model
+      // hbm, rarely, more in resolve() while a completion is not yet decided).
       if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
 
       std::uint8_t* data = ctx_.functional ? buffer_.data() : nullptr;
