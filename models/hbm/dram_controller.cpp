@@ -206,6 +206,7 @@ std::uint64_t DramController::not_before(BurstId id) const {
   if (!q) {
     // Still outside the queue: every burst ahead of it in line must first leave the queue, one
     // column command each, at least column_interval_ apart.
+    if (next_decision_ == kNoCycle) return kNoCycle;  // nothing decided since it was enqueued
     return next_decision_ + (id - next_admit_ + 1) * column_interval_;
   }
   const DramCommand cmd = next_command(*q);
@@ -218,7 +219,10 @@ std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
   for (const DramRequest& r : batch) ids.push_back(enqueue(r.address, r.write, r.arrival));
   std::uint64_t last = 0;
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    while (!done(ids[i])) advance(not_before(ids[i]) + 1);
+    while (!done(ids[i])) {
+      const std::uint64_t cycle = not_before(ids[i]);
+      advance(cycle == kNoCycle ? cycle : cycle + 1);
+    }
     batch[i].done = burst(ids[i]).done;
     batch[i].outcome = burst(ids[i]).outcome;
     last = std::max(last, batch[i].done);
