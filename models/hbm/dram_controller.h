@@ -22,7 +22,7 @@ struct DramRequest {
   DramAddress address;
   bool write = false;
   std::uint64_t arrival = 0;  // DRAM cycle it reaches the controller
-  // Set by schedule():
+  // Set when its column command issues (read through burst(), or filled in by schedule()):
   std::uint64_t done = 0;  // cycle its data has crossed the bus
   RowOutcome outcome = RowOutcome::kHit;
 };
