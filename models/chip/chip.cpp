@@ -19,7 +19,10 @@ Chip::Chip(sc_core::sc_module_name name, const SimContext& ctx)
   for (std::uint32_t c = 0; c < n; ++c) {
     cores_.push_back(std::make_unique<Core>(("core" + std::to_string(c)).c_str(), ctx, c,
                                             std::move(per_core[c]), *barrier_));
-    for (auto& dma : cores_.back()->dma()) dma->socket.bind(memory_->socket);
+    for (auto& dma : cores_.back()->dma()) {
+      dma->socket.bind(memory_->socket);
+      dma->memory.bind(*memory_);
+    }
   }
 }
 
@@ -63,6 +66,20 @@ std::vector<StatsSource> Chip::stats_sources() const {
   std::vector<StatsSource> out;
   for (const auto& core : cores_) core->add_stats_sources(out);
   out.push_back(StatsSource::of(memory_->name(), "memory", memory_->stats()));
+  const Memory* memory = memory_.get();
+  for (std::size_t c = 0; c < memory->controllers().size(); ++c) {
+    StatsSource s = StatsSource::of_total(std::string(memory->name()) + ".ch" + std::to_string(c),
+                                          "dram_channel",
+                                          [memory, c] { return memory->controllers()[c].stats(); });
+    s.histogram = [memory, c] { return memory->controllers()[c].stats().latency.counts(); };
+    out.push_back(std::move(s));
+  }
+  if (ctx_.spec.memory.model != MemoryModel::kIdeal) {
+    const NocTiming* noc = &memory->noc();
+    for (std::size_t l = 0; l < noc->links(); ++l)
+      out.push_back(StatsSource::of_total("chip.noc." + noc->link_name(l), "noc_link",
+                                          [noc, l] { return noc->link_stats(l); }));
+  }
   return out;
 }
 

@@ -80,16 +80,27 @@ class PerOpStats {
 // A unit's stats as the report sees them: its name and kind, and a view per operator.
 struct StatsSource {
   std::string path;  // sc_object name, e.g. "chip.core0.mxu1"
-  std::string kind;  // "mxu", "vpu", "dma", "sram", "memory", "sequencer", "noc"
+  std::string kind;  // "mxu", "vpu", "dma", "sram", "memory", "sequencer", "dram_channel", ...
   std::function<void(std::uint32_t op, StatsVisitor&)> visit_op;
   std::function<void(StatsVisitor&)> visit_total;
+  bool per_op = true;  // false: counters of the whole run only (channels, links)
+  // Optional latency histogram (LatencyHistogram bucket counts), read once at report time.
+  std::function<std::vector<std::uint64_t>()> histogram;
 
   template <class S>
   static StatsSource of(std::string path, std::string kind, const PerOpStats<S>& stats) {
     const PerOpStats<S>* p = &stats;
     return StatsSource{std::move(path), std::move(kind),
                        [p](std::uint32_t op, StatsVisitor& v) { visit_readonly(p->of(op), v); },
-                       [p](StatsVisitor& v) { visit_readonly(p->total(), v); }};
+                       [p](StatsVisitor& v) { visit_readonly(p->total(), v); }, true, {}};
+  }
+  // Whole-run counters, produced by `snapshot()` when the report reads them.
+  template <class F>
+  static StatsSource of_total(std::string path, std::string kind, F snapshot) {
+    using S = decltype(snapshot());
+    return StatsSource{std::move(path), std::move(kind),
+                       [](std::uint32_t, StatsVisitor& v) { visit_readonly(S{}, v); },
+                       [snapshot](StatsVisitor& v) { visit_readonly(snapshot(), v); }, false, {}};
   }
 };
 

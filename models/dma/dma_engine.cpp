@@ -12,32 +12,20 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const SimContext& ctx, Semaph
                      std::uint32_t core, CoreMemories memories)
     : Unit(name, ctx, semaphores, ctx.spec.core.sequencer.queue_depth),
       socket("socket"),
+      memory("memory"),
       core_(core),
       memories_(memories),
       spec_(ctx.spec.core.dma),
-      op_ext_(new OpExtension),
-      slot_free_(spec_.max_outstanding, sc_core::SC_ZERO_TIME) {
-  trans_.set_extension(op_ext_);
+      slots_(spec_.max_outstanding) {
   if (ctx.functional) buffer_.resize(spec_.chunk.value());
 }
 
-sc_core::sc_time DmaEngine::memory_access(bool write, std::uint64_t addr, std::uint8_t* data,
-                                          std::uint64_t bytes, const sc_core::sc_time& at,
-                                          std::uint32_t op) {
-  trans_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  trans_.set_address(addr);
-  trans_.set_data_ptr(data);
-  trans_.set_data_length(static_cast<unsigned int>(bytes));
-  trans_.set_streaming_width(static_cast<unsigned int>(bytes));
-  trans_.set_byte_enable_ptr(nullptr);
-  trans_.set_dmi_allowed(false);
-  trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  op_ext_->op = op;
-  op_ext_->core = core_;
-  sc_core::sc_time delay = at - sc_core::sc_time_stamp();
-  socket->b_transport(trans_, delay);
-  if (trans_.is_response_error()) throw SimError(std::string(name()) + ": memory access failed");
-  return sc_core::sc_time_stamp() + delay;
+void DmaEngine::resolve(Slot& slot, sc_core::sc_time& last_done) {
+  if (!slot.pending) return;
+  slot.pending = false;
+  const sc_core::sc_time arrived = memory->complete(slot.ticket);
+  slot.free_at = slot.dst ? slot.dst->transfer(arrived, slot.bytes, true, slot.op) : arrived;
+  last_done = std::max(last_done, slot.free_at);
 }
 
 void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
@@ -46,7 +34,8 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
   DmaStats& s = stats_[op];
   ++s.instructions;
   const sc_core::sc_time start = sc_core::sc_time_stamp();
-  sc_core::sc_time issue_at = start + ctx_.cycles(spec_.setup_latency.cycles(ctx_.spec.clock).value());
+  sc_core::sc_time issue_at =
+      start + ctx_.cycles(spec_.setup_latency.cycles(ctx_.spec.clock).value());
   sc_core::sc_time last_done = issue_at;
   const std::uint64_t chunk_bytes = spec_.chunk.value();
   Sram* src_sram = memories_.of(d.src.space);
@@ -57,35 +46,54 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
     for (std::uint64_t offset = 0; offset < run.bytes; offset += chunk_bytes) {
       const std::uint64_t bytes = std::min(chunk_bytes, run.bytes - offset);
       const std::uint64_t src = run.src + offset, dst = run.dst + offset;
-      sc_core::sc_time& slot = slot_free_[chunk_index++ % slot_free_.size()];
-      const sc_core::sc_time at = std::max(issue_at, slot);
-      // Requests reach shared resources in simulated-time order: one wait per chunk.
+      Slot& slot = slots_[chunk_index++ % slots_.size()];
+      resolve(slot, last_done);
+      const sc_core::sc_time at = std::max(issue_at, slot.free_at);
+      // Requests reach shared resources in simulated-time order: one wait per chunk (with model
+      // hbm, rarely, more in resolve() while a completion is not yet decided).
       if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
 
       std::uint8_t* data = ctx_.functional ? buffer_.data() : nullptr;
+      // The data's arrival at the destination side, or the pending memory read that gives it.
       sc_core::sc_time arrived;
+      bool read_pending = false;
+      DeferredMemoryIf::Ticket ticket = 0;
       if (src_sram) {
         if (data) std::memcpy(data, src_sram->data() + src, bytes);
         arrived = src_sram->transfer(at, bytes, false, op);
       } else {
-        arrived = memory_access(false, src, data, bytes, at, op);
+        ticket = memory->post(false, src, data, bytes, at, op, core_);
         s.hbm_read_bytes += bytes;
+        read_pending = true;
       }
-      sc_core::sc_time done;
       if (dst_sram) {
         if (data) std::memcpy(dst_sram->data() + dst, data, bytes);
-        done = dst_sram->transfer(arrived, bytes, true, op);
         if (src_sram) s.onchip_bytes += bytes;
       } else {
-        done = memory_access(true, dst, data, bytes, arrived, op);
+        // An off-chip destination needs the data first.
+        if (read_pending) arrived = memory->complete(ticket);
+        ticket = memory->post(true, dst, data, bytes, arrived, op, core_);
         s.hbm_write_bytes += bytes;
       }
       ++s.chunks;
-      slot = done;
-      last_done = std::max(last_done, done);
       issue_at = at + ctx_.core_period;  // one chunk issued per cycle
+      if (dst_sram && !read_pending) {
+        slot.free_at = dst_sram->transfer(arrived, bytes, true, op);
+        last_done = std::max(last_done, slot.free_at);
+        continue;
+      }
+      slot.pending = true;
+      slot.ticket = ticket;
+      slot.dst = dst_sram;
+      slot.bytes = bytes;
+      slot.op = op;
+      // Memories that answer at once (simple, ideal) complete here, as a blocking call would.
+      if (memory->ready(ticket)) resolve(slot, last_done);
     }
   });
+  // The chunks still in flight, oldest first.
+  for (std::size_t k = 0; k < slots_.size(); ++k)
+    resolve(slots_[(chunk_index + k) % slots_.size()], last_done);
   s.busy_cycles += ctx_.cycles_covering(last_done - start);
   trace(index, op, start, last_done);
   complete_at(last_done);

@@ -1,14 +1,16 @@
 #pragma once
 // One DMA engine of a core: executes load/store descriptors in queue order. Each contiguous run
-// is cut into chunks of core.dma.chunk bytes; up to max_outstanding chunks are in flight; off-chip
-// chunks go through the TLM-2.0 initiator socket, on-chip ones through the SRAM ports.
+// is cut into chunks of core.dma.chunk bytes; up to max_outstanding chunks are in flight. An
+// off-chip chunk is posted to the memory when it issues and completed when its slot is needed
+// again (DeferredMemoryIf), so the DRAM controllers see every chunk in flight; on-chip chunks go
+// through the SRAM ports.
 
 #include <cstdint>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/common/unit.h"
 #include "models/memory/memory.h"
@@ -42,10 +44,14 @@ struct CoreMemories {
   Sram* cmem = nullptr;
   Sram* of(isa::Space space) const {
     switch (space) {
-      case isa::Space::kVmem: return vmem;
-      case isa::Space::kAccmem: return accmem;
-      case isa::Space::kCmem: return cmem;
-      case isa::Space::kHbm: return nullptr;
+      case isa::Space::kVmem:
+        return vmem;
+      case isa::Space::kAccmem:
+        return accmem;
+      case isa::Space::kCmem:
+        return cmem;
+      case isa::Space::kHbm:
+        return nullptr;
     }
     return nullptr;
   }
@@ -53,7 +59,10 @@ struct CoreMemories {
 
 class DmaEngine : public Unit {
  public:
+  // Bound to the memory's LT target socket, which other initiators use; the engine itself talks
+  // to the memory through `memory`, which lets an answer come later.
   tlm_utils::simple_initiator_socket<DmaEngine> socket;
+  sc_core::sc_port<DeferredMemoryIf> memory;
 
   DmaEngine(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& semaphores,
             std::uint32_t core, CoreMemories memories);
@@ -61,17 +70,25 @@ class DmaEngine : public Unit {
   const PerOpStats<DmaStats>& stats() const { return stats_; }
 
  private:
+  // One of max_outstanding chunks in flight: when it frees, or the memory transaction whose
+  // completion it still waits for and what follows it (the write into on-chip memory).
+  struct Slot {
+    sc_core::sc_time free_at = sc_core::SC_ZERO_TIME;
+    bool pending = false;
+    DeferredMemoryIf::Ticket ticket = 0;
+    Sram* dst = nullptr;
+    std::uint64_t bytes = 0;
+    std::uint32_t op = 0;
+  };
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
-  sc_core::sc_time memory_access(bool write, std::uint64_t addr, std::uint8_t* data,
-                                 std::uint64_t bytes, const sc_core::sc_time& at, std::uint32_t op);
+  // Completes the slot's transaction (waiting if its completion is not yet decided).
+  void resolve(Slot& slot, sc_core::sc_time& last_done);
 
   const std::uint32_t core_;
   const CoreMemories memories_;
   const DmaSpec spec_;
-  tlm::tlm_generic_payload trans_;  // reused: b_transport is blocking, one request at a time
-  OpExtension* op_ext_;             // owned by trans_, which frees its extensions
-  std::vector<sc_core::sc_time> slot_free_;  // completion of the chunk that holds each slot
-  std::vector<std::uint8_t> buffer_;         // functional mode: one chunk in transit
+  std::vector<Slot> slots_;
+  std::vector<std::uint8_t> buffer_;  // functional mode: one chunk in transit
   PerOpStats<DmaStats> stats_;
 };
 

@@ -15,17 +15,37 @@ AddressMap::AddressMap(const DramSpec& spec) : burst_bytes_(spec.burst_bytes().v
   std::vector<Field> most_first;
   std::stringstream split(spec.address_mapping);
   for (std::string f; std::getline(split, f, '-');) {
-    most_first.push_back(f == "ro" ? kRow : f == "ba" ? kBank : f == "bg" ? kGroup : f == "ch" ? kChannel : kColumn);
+    most_first.push_back(f == "ro"   ? kRow
+                         : f == "ba" ? kBank
+                         : f == "bg" ? kGroup
+                         : f == "ch" ? kChannel
+                                     : kColumn);
   }
   for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = most_first[most_first.size() - 1 - i];
+  const auto is_pow2 = [](std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; };
+  const auto log2 = [](std::uint64_t v) { return static_cast<std::uint32_t>(__builtin_ctzll(v)); };
+  pow2_ = is_pow2(burst_bytes_);
+  std::uint32_t bit = 0;
+  for (Field f : order_) {
+    pow2_ = pow2_ && is_pow2(size_[f]);
+    shift_[f] = bit;
+    if (pow2_) bit += log2(size_[f]);
+  }
+  if (pow2_) burst_shift_ = log2(burst_bytes_);
 }
 
 DramAddress AddressMap::map(std::uint64_t byte_address) const {
-  std::uint64_t index = byte_address / burst_bytes_;
   std::array<std::uint64_t, 5> digit{};
-  for (Field f : order_) {
-    digit[f] = index % size_[f];
-    index /= size_[f];
+  if (pow2_) {
+    const std::uint64_t index = byte_address >> burst_shift_;
+    // Masking the most significant field wraps beyond capacity exactly as the modulo below.
+    for (std::size_t f = 0; f < 5; ++f) digit[f] = (index >> shift_[f]) & (size_[f] - 1);
+  } else {
+    std::uint64_t index = byte_address / burst_bytes_;
+    for (Field f : order_) {
+      digit[f] = index % size_[f];
+      index /= size_[f];
+    }
   }
   DramAddress a;
   a.row = static_cast<std::uint32_t>(digit[kRow]);

@@ -20,9 +20,13 @@ class AddressMap {
 
  private:
   enum Field { kRow, kBank, kGroup, kChannel, kColumn };
-  std::array<Field, 5> order_{};  // least significant first
+  std::array<Field, 5> order_{};         // least significant first
   std::array<std::uint64_t, 5> size_{};  // by Field
   std::uint64_t burst_bytes_;
+  // Every field a power of two (all presets): map() shifts and masks instead of dividing.
+  bool pow2_ = false;
+  std::array<std::uint32_t, 5> shift_{};  // by Field: position of its lowest bit in the burst index
+  std::uint32_t burst_shift_ = 0;
 };
 
 }  // namespace tpusim::models

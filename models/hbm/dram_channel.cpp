@@ -26,6 +26,7 @@ DramCycles resolve_timing(const DramSpec& spec) {
   r.RTP = c(t.tRTP);
   r.RFC = c(t.tRFC);
   r.REFI = c(t.tREFI);
+  r.RTW = c(t.tRTW);
   r.BURST = (spec.burst_length + spec.transfers_per_clock - 1) / spec.transfers_per_clock;
   return r;
 }
@@ -71,6 +72,7 @@ std::uint64_t DramChannel::earliest(DramCommand cmd, const DramAddress& a, std::
       t = std::max(t, b.next_col);
       t = after(t, last_col_in_group_[a.bank_group], t_.CCD_L);
       t = after(t, last_col_, t_.CCD_S);
+      t = after(t, last_read_, t_.RTW);
       if (bus_free_ > t + t_.WL) t = bus_free_ - t_.WL;
       return t;
   }
@@ -81,6 +83,7 @@ std::uint64_t DramChannel::issue(DramCommand cmd, const DramAddress& a, std::uin
   assert(ready(cmd, a, at));
   Bank& b = bank(a);
   const auto now = static_cast<std::int64_t>(at);
+  frontier_ = std::max(frontier_, at);
   switch (cmd) {
     case DramCommand::kActivate:
       assert(b.open_row < 0);
@@ -97,6 +100,7 @@ std::uint64_t DramChannel::issue(DramCommand cmd, const DramAddress& a, std::uin
     case DramCommand::kPrecharge:
       b.open_row = -1;
       b.next_act = std::max(b.next_act, at + t_.RP);
+      ++stats_.precharges;
       return at;
     case DramCommand::kRead: {
       assert(b.open_row == a.row);
@@ -105,6 +109,7 @@ std::uint64_t DramChannel::issue(DramCommand cmd, const DramAddress& a, std::uin
       b.next_pre = std::max(b.next_pre, at + t_.RTP);
       last_col_in_group_[a.bank_group] = now;
       last_col_ = now;
+      last_read_ = now;
       ++stats_.reads;
       stats_.data_bus_cycles += t_.BURST;
       return end;
@@ -127,8 +132,9 @@ std::uint64_t DramChannel::issue(DramCommand cmd, const DramAddress& a, std::uin
 }
 
 void DramChannel::refresh(std::uint64_t at) {
+  // Commands already issued are never pre-empted: the refresh goes after the last of them.
   // Precharge-all first: open banks close once their tRAS/tRTP/tWR allow, then tRP.
-  std::uint64_t start = at;
+  std::uint64_t start = std::max(at, frontier_);
   bool any_open = false;
   for (const Bank& b : banks_) {
     if (b.open_row < 0) continue;
@@ -144,7 +150,7 @@ void DramChannel::refresh(std::uint64_t at) {
   stats_.refresh_cycles += t_.RFC;
 }
 
-void DramChannel::catch_up_refresh(std::uint64_t now) {
+void DramChannel::refresh_until(std::uint64_t now) {
   while (next_refresh_ <= now) {
     refresh(next_refresh_);
     next_refresh_ += t_.REFI;
@@ -153,7 +159,7 @@ void DramChannel::catch_up_refresh(std::uint64_t now) {
 
 std::uint64_t DramChannel::access(const DramAddress& a, bool write, std::uint64_t arrival,
                                   bool close_page) {
-  catch_up_refresh(arrival);
+  refresh_until(arrival);
   Bank& b = bank(a);
   std::uint64_t t = arrival;
   if (b.open_row == static_cast<std::int64_t>(a.row)) {

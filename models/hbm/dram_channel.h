@@ -6,7 +6,7 @@
 //        tFAW (no more than four ACTs in any tFAW window), tRFC (refresh)
 //   RD   after tRCD (ACT, same bank), tCCD_S/L (column command, other/same bank group),
 //        tWTR_S/L (end of write data, other/same bank group)
-//   WR   after tRCD, tCCD_S/L
+//   WR   after tRCD, tCCD_S/L, tRTW (last read command)
 //   PRE  after tRAS (ACT), tRTP (RD), tWR (end of write data), same bank
 //   REF  all banks precharged; blocks every bank for tRFC; due every tREFI
 // plus the data bus: a burst occupies it burst_length / transfers_per_clock cycles, starting
@@ -23,7 +23,7 @@ namespace tpusim::models {
 // Timing parameters resolved to whole DRAM clock cycles.
 struct DramCycles {
   std::uint64_t RCD, RP, RAS, RC, CL, WL, CCD_S, CCD_L, RRD_S, RRD_L, FAW, WR, WTR_S, WTR_L, RTP,
-      RFC, REFI;
+      RFC, REFI, RTW;
   std::uint64_t BURST;  // data-bus cycles per burst
 };
 DramCycles resolve_timing(const DramSpec& spec);
@@ -38,10 +38,11 @@ struct DramAddress {
 
 enum class DramCommand { kActivate, kPrecharge, kRead, kWrite };
 
+// Command-level counts, kept where each command issues.
 struct DramChannelStats {
   std::uint64_t reads = 0, writes = 0;
-  std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
-  std::uint64_t activates = 0, refreshes = 0;
+  std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;  // by access() only
+  std::uint64_t activates = 0, precharges = 0, refreshes = 0;
   std::uint64_t data_bus_cycles = 0;
   std::uint64_t refresh_cycles = 0;
 };
@@ -61,6 +62,11 @@ class DramChannel {
   std::uint64_t issue(DramCommand cmd, const DramAddress& a, std::uint64_t at);
   // Refreshes all banks at `at` (closing them); they are busy until at + tRFC.
   void refresh(std::uint64_t at);
+  // Performs every refresh that fell due at or before `now`.
+  void refresh_until(std::uint64_t now);
+  // The latest cycle any command has been issued at: later requests are scheduled after it.
+  std::uint64_t frontier() const { return frontier_; }
+  std::uint64_t next_refresh() const { return next_refresh_; }
 
   // One burst request arriving at `arrival`: precharge / activate as its bank's row state needs,
   // then the column command; refreshes that fell due are done first. With `close_page`, the bank
@@ -83,7 +89,6 @@ class DramChannel {
     return banks_[a.bank_group * banks_per_group_ + a.bank];
   }
   Bank& bank(const DramAddress& a) { return banks_[a.bank_group * banks_per_group_ + a.bank]; }
-  void catch_up_refresh(std::uint64_t now);
 
   DramCycles t_;
   std::uint32_t banks_per_group_;
@@ -91,10 +96,11 @@ class DramChannel {
   // Per bank group: last ACT, last column command, end of last write data. "Never" is a large
   // negative offset so the first command of each kind is unconstrained.
   std::vector<std::int64_t> last_act_in_group_, last_col_in_group_, last_write_end_in_group_;
-  std::int64_t last_act_ = kNever, last_col_ = kNever, last_write_end_ = kNever;
+  std::int64_t last_act_ = kNever, last_col_ = kNever, last_write_end_ = kNever, last_read_ = kNever;
   std::array<std::int64_t, 4> recent_acts_{kNever, kNever, kNever, kNever};  // for tFAW
   std::uint64_t bus_free_ = 0;
   std::uint64_t next_refresh_;
+  std::uint64_t frontier_ = 0;
   DramChannelStats stats_;
 
   static constexpr std::int64_t kNever = -(std::int64_t{1} << 40);

@@ -40,59 +40,229 @@ void BackingStore::write(std::uint64_t addr, const std::uint8_t* in, std::uint64
   }
 }
 
+namespace {
+constexpr std::uint32_t kNoPiece = ~0u;
+}  // namespace
+
 Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
     : sc_core::sc_module(name),
       socket("socket"),
       ctx_(ctx),
       timing_(ctx.spec.memory, ctx.spec.clock),
       address_map_(ctx.spec.memory.hbm),
+      noc_(ctx.spec.noc, ctx.spec.cores,
+           ctx.spec.memory.model == MemoryModel::kHbm ? ctx.spec.memory.hbm.total_channels()
+                                                      : ctx.spec.memory.channels,
+           ctx.spec.clock),
+      dram_ck_hz_(ctx.spec.memory.hbm.clock.value()),
       track_(ctx.trace.add_track(this->name())) {
-  if (ctx.spec.memory.model == MemoryModel::kHbm)
-    dram_.assign(ctx.spec.memory.hbm.total_channels(), DramChannel(ctx.spec.memory.hbm));
+  if (ctx.spec.memory.model == MemoryModel::kHbm) {
+    const std::uint32_t channels = ctx.spec.memory.hbm.total_channels();
+    dram_.reserve(channels);
+    for (std::uint32_t c = 0; c < channels; ++c) dram_.emplace_back(ctx.spec.memory.hbm);
+    piece_of_channel_.assign(channels, kNoPiece);
+  }
   socket.register_b_transport(this, &Memory::b_transport);
 }
 
-double Memory::dram_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s) {
-  const DramSpec& spec = ctx_.spec.memory.hbm;
-  const double ck = spec.clock.value();
-  // A request arriving mid-cycle is seen at the next DRAM clock edge.
-  const auto arrival = static_cast<std::uint64_t>(std::ceil(arrival_s * ck - 1e-6));
-  const bool close_page = spec.page_policy == PagePolicy::kClose;
-  const std::uint64_t burst = address_map_.burst_bytes();
-  std::uint64_t done = arrival;
-  for (std::uint64_t at = addr / burst * burst; at < addr + bytes; at += burst) {
-    const DramAddress a = address_map_.map(at);
-    done = std::max(done, dram_[a.channel].access(a, write, arrival, close_page));
+double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s,
+                             std::uint32_t core, MemoryStats& s) {
+  const double now = sc_core::sc_time_stamp().to_seconds();
+  const std::uint32_t here = noc_.core_node(core);
+  double done = arrival_s;
+  for (std::uint64_t at = addr, end = addr + bytes; at < end;) {
+    const std::uint64_t block_end = (at / kChannelInterleaveBytes + 1) * kChannelInterleaveBytes;
+    const std::uint64_t piece = std::min(end, block_end) - at;
+    const std::uint32_t there = noc_.memory_node(timing_.channel_of(at));
+    if (write) {
+      const double delivered = noc_.transfer(here, there, piece, arrival_s, arrival_s, now);
+      done = std::max(done, timing_.access(at, piece, delivered));
+    } else {
+      const double asked = arrival_s + noc_.latency(here, there);
+      const double read = timing_.access(at, piece, asked);
+      done = std::max(done, noc_.transfer(there, here, piece, asked, read, now));
+    }
+    s.noc_byte_hops += piece * noc_.hops(here, there);
+    at += piece;
   }
-  return double(done) / ck;
+  return done;
+}
+
+std::uint64_t Memory::decidable_until() const {
+  // A request posted now or later reaches a controller at this cycle or later (dram_post
+  // rounds arrivals up the same way), so every command before it can be decided.
+  return static_cast<std::uint64_t>(
+      std::ceil(sc_core::sc_time_stamp().to_seconds() * dram_ck_hz_ - 1e-6));
+}
+
+void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) {
+  const double now = sc_core::sc_time_stamp().to_seconds();
+  const std::uint32_t here = noc_.core_node(t.core);
+  const std::uint64_t burst = address_map_.burst_bytes();
+  const std::uint64_t end = addr + bytes;
+  // Pieces first (a write's data crosses the interconnect per channel before it arrives), then
+  // each piece's bursts, so one piece's bursts have consecutive ids.
+  mapped_.clear();
+  for (std::uint64_t at = addr / burst * burst; at < end; at += burst) {
+    mapped_.push_back(address_map_.map(at));
+    const std::uint32_t ch = mapped_.back().channel;
+    if (piece_of_channel_[ch] == kNoPiece) {
+      piece_of_channel_[ch] = static_cast<std::uint32_t>(t.pieces.size());
+      t.pieces.push_back(Piece{ch, 0, 0, 0});
+    }
+    t.pieces[piece_of_channel_[ch]].bytes += std::min(end, at + burst) - std::max(addr, at);
+  }
+  for (Piece& p : t.pieces) {
+    piece_of_channel_[p.channel] = kNoPiece;
+    const std::uint32_t there = noc_.memory_node(p.channel);
+    const double at_memory =
+        t.write ? noc_.transfer(here, there, p.bytes, t.arrival_s, t.arrival_s, now)
+                : t.arrival_s + noc_.latency(here, there);
+    // A request arriving mid-cycle is seen at the next DRAM clock edge.
+    const auto cycle = static_cast<std::uint64_t>(std::ceil(at_memory * dram_ck_hz_ - 1e-6));
+    t.last_arrival_cycle = std::max(t.last_arrival_cycle, cycle);
+    DramController& controller = dram_[p.channel];
+    for (const DramAddress& a : mapped_) {
+      if (a.channel != p.channel) continue;
+      const DramController::BurstId id = controller.enqueue(a, t.write, cycle);
+      if (p.bursts++ == 0) p.first = id;
+    }
+  }
+}
+
+bool Memory::dram_decide(Transaction& t) {
+  const std::uint64_t until = decidable_until();
+  // A burst's column command comes after its arrival: none can be decided yet.
+  if (until <= t.last_arrival_cycle) return false;
+  bool all = true;
+  for (const Piece& p : t.pieces) {
+    DramController& controller = dram_[p.channel];
+    controller.advance(until);
+    all = all && controller.done(p.first + p.bursts - 1) && controller.done(p.first);
+    for (std::uint32_t b = 1; all && b + 1 < p.bursts; ++b) all = controller.done(p.first + b);
+  }
+  if (!all) return false;
+  const double now = sc_core::sc_time_stamp().to_seconds();
+  const std::uint32_t here = noc_.core_node(t.core);
+  MemoryStats& s = stats_[t.op];
+  double done = t.arrival_s;
+  for (const Piece& p : t.pieces) {
+    DramController& controller = dram_[p.channel];
+    std::uint64_t first = ~std::uint64_t{0}, last = 0;
+    for (std::uint32_t b = 0; b < p.bursts; ++b) {
+      const DramRequest& r = controller.burst(p.first + b);
+      first = std::min(first, r.done);
+      last = std::max(last, r.done);
+      ++(r.outcome == RowOutcome::kHit    ? s.row_hits
+         : r.outcome == RowOutcome::kMiss ? s.row_misses
+                                          : s.row_conflicts);
+      controller.release(p.first + b);
+    }
+    const std::uint32_t there = noc_.memory_node(p.channel);
+    const double tail = double(last) / dram_ck_hz_;
+    if (t.write) {
+      done = std::max(done, tail);
+    } else {
+      const double head = double(first - controller.channel().timing().BURST) / dram_ck_hz_;
+      done = std::max(done, noc_.transfer(there, here, p.bytes, head, tail, now));
+    }
+    s.noc_byte_hops += p.bytes * noc_.hops(here, there);
+  }
+  t.done_s = done;
+  t.decided = true;
+  finish(t);
+  return true;
+}
+
+void Memory::finish(Transaction& t) {
+  const sc_core::sc_time arrival(t.arrival_s, sc_core::SC_SEC), done(t.done_s, sc_core::SC_SEC);
+  stats_[t.op].latency_ps += ctx_.ps(done - arrival);
+  ctx_.trace.record_merged(track_, t.op, ctx_.ps(arrival), ctx_.ps(done));
+}
+
+DeferredMemoryIf::Ticket Memory::post(bool write, std::uint64_t addr, std::uint8_t* data,
+                                      std::uint64_t bytes, const sc_core::sc_time& at,
+                                      std::uint32_t op, std::uint32_t core) {
+  Ticket ticket;
+  if (free_tickets_.empty()) {
+    ticket = static_cast<Ticket>(transactions_.size());
+    transactions_.emplace_back();
+  } else {
+    ticket = free_tickets_.back();
+    free_tickets_.pop_back();
+  }
+  Transaction& t = transactions_[ticket];
+  t.write = write;
+  t.decided = false;
+  t.op = op;
+  t.core = core;
+  t.arrival_s = at.to_seconds();
+  t.done_s = t.arrival_s;
+  t.last_arrival_cycle = 0;
+  t.pieces.clear();
+
+  MemoryStats& s = stats_[op];
+  (write ? s.write_bytes : s.read_bytes) += bytes;
+  ++s.requests;
+  if (ctx_.functional && data) {
+    if (write)
+      store_.write(addr, data, bytes);
+    else
+      store_.read(addr, data, bytes);
+  }
+  switch (ctx_.spec.memory.model) {
+    case MemoryModel::kIdeal:
+      t.decided = true;
+      break;
+    case MemoryModel::kSimple:
+      t.done_s = simple_access(addr, bytes, write, t.arrival_s, core, s);
+      t.decided = true;
+      break;
+    case MemoryModel::kHbm:
+      dram_post(t, addr, bytes);
+      break;
+  }
+  if (t.decided) finish(t);
+  return ticket;
+}
+
+bool Memory::ready(Ticket ticket) {
+  Transaction& t = transactions_[ticket];
+  return t.decided || dram_decide(t);
+}
+
+sc_core::sc_time Memory::complete(Ticket ticket) {
+  // Other processes may post while this one waits, growing transactions_: index, never hold.
+  while (!ready(ticket)) {
+    const Transaction& t = transactions_[ticket];
+    const std::uint64_t until = decidable_until();
+    std::uint64_t cycle = t.last_arrival_cycle;
+    for (const Piece& p : t.pieces) {
+      DramController& controller = dram_[p.channel];
+      controller.advance(until);  // so not_before() sees the present state
+      for (std::uint32_t b = 0; b < p.bursts; ++b)
+        if (!controller.done(p.first + b))
+          cycle = std::max(cycle, controller.not_before(p.first + b));
+    }
+    // Half a cycle past it, so that cycle is before decidable_until() when this thread wakes.
+    const sc_core::sc_time wake((double(cycle) + 0.5) / dram_ck_hz_, sc_core::SC_SEC);
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    sc_core::wait(wake > now ? wake - now : ctx_.core_period);
+  }
+  const double done_s = transactions_[ticket].done_s;
+  free_tickets_.push_back(ticket);
+  return sc_core::sc_time(done_s, sc_core::SC_SEC);
 }
 
 void Memory::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
-  const std::uint64_t bytes = trans.get_data_length();
-  const double done_s = dram_.empty()
-                            ? timing_.access(trans.get_address(), bytes, arrival.to_seconds())
-                            : dram_access(trans.get_address(), bytes, trans.is_write(),
-                                          arrival.to_seconds());
-  const sc_core::sc_time done = sc_core::sc_time(done_s, sc_core::SC_SEC);
-
   const OpExtension* ext = nullptr;
   trans.get_extension(ext);
-  const std::uint32_t op = ext ? ext->op : 0;
-  MemoryStats& s = stats_[op];
-  (trans.is_read() ? s.read_bytes : s.write_bytes) += bytes;
-  ++s.requests;
-  s.latency_ps += ctx_.ps(done - arrival);
-  ctx_.trace.record_merged(track_, op, ctx_.ps(arrival), ctx_.ps(done));
-
-  if (ctx_.functional && trans.get_data_ptr()) {
-    if (trans.is_read())
-      store_.read(trans.get_address(), trans.get_data_ptr(), bytes);
-    else
-      store_.write(trans.get_address(), trans.get_data_ptr(), bytes);
-  }
+  const Ticket ticket =
+      post(trans.is_write(), trans.get_address(), trans.get_data_ptr(), trans.get_data_length(),
+           sc_core::sc_time_stamp() + delay, ext ? ext->op : 0, ext ? ext->core : 0);
+  const sc_core::sc_time done = complete(ticket);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
-  delay = done - sc_core::sc_time_stamp();
+  delay = done > sc_core::sc_time_stamp() ? done - sc_core::sc_time_stamp() : sc_core::SC_ZERO_TIME;
 }
 
 }  // namespace tpusim::models

@@ -8,15 +8,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "models/common/sim_context.h"
 #include "models/common/stats.h"
 #include "models/hbm/address_map.h"
-#include "models/hbm/dram_channel.h"
+#include "models/hbm/dram_controller.h"
 #include "models/memory/memory_timing.h"
+#include "models/noc/noc_timing.h"
 
 namespace tpusim::models {
 
@@ -35,6 +36,9 @@ struct MemoryStats {
   std::uint64_t write_bytes = 0;
   std::uint64_t requests = 0;
   std::uint64_t latency_ps = 0;  // summed request latency (arrival to last byte)
+  // memory.model hbm: the row outcome of each burst, so activation energy is per operator
+  std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
+  std::uint64_t noc_byte_hops = 0;  // bytes x links crossed, for NoC energy
 
   template <class V>
   void visit(V& v) {
@@ -42,6 +46,10 @@ struct MemoryStats {
     v("write_bytes", write_bytes, "B", "bytes written to off-chip memory");
     v("requests", requests, "", "transactions served");
     v("latency_ps", latency_ps, "ps", "sum over requests of arrival-to-completion time");
+    v("row_hits", row_hits, "", "bursts that found their row open (model hbm)");
+    v("row_misses", row_misses, "", "bursts that activated a closed bank (model hbm)");
+    v("row_conflicts", row_conflicts, "", "bursts that closed another row first (model hbm)");
+    v("noc_byte_hops", noc_byte_hops, "B", "bytes times interconnect hops they crossed");
   }
 };
 
@@ -57,27 +65,86 @@ class BackingStore {
   std::unordered_map<std::uint64_t, std::unique_ptr<std::uint8_t[]>> pages_;
 };
 
-class Memory : public sc_core::sc_module {
+// Transactions whose answer may come later (what TLM-2.0's approximately-timed protocol expresses
+// with BEGIN_REQ now and BEGIN_RESP later, without an event per transaction): a DMA engine posts
+// each chunk when it issues it and asks for its completion when it needs the slot again, so the
+// DRAM controllers decide every command knowing all requests that had arrived by then
+// (models/hbm/README.md). Simple and ideal memory answer at once.
+class DeferredMemoryIf : public virtual sc_core::sc_interface {
+ public:
+  using Ticket = std::uint32_t;
+  // A transfer of `bytes` at `addr` whose data is at the memory's port from `at`; in functional
+  // mode `data` is read from or written to the store at once.
+  virtual Ticket post(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t bytes,
+                      const sc_core::sc_time& at, std::uint32_t op, std::uint32_t core) = 0;
+  // True once the ticket's completion is decided (asking does not wait).
+  virtual bool ready(Ticket ticket) = 0;
+  // When the last byte arrived (at the core for reads, in memory for writes); waits until that
+  // is decided. The ticket is then free.
+  virtual sc_core::sc_time complete(Ticket ticket) = 0;
+};
+
+class Memory : public sc_core::sc_module, public DeferredMemoryIf {
  public:
   tlm_utils::multi_passthrough_target_socket<Memory> socket;
 
   Memory(sc_core::sc_module_name name, const SimContext& ctx);
 
+  Ticket post(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t bytes,
+              const sc_core::sc_time& at, std::uint32_t op, std::uint32_t core) override;
+  bool ready(Ticket ticket) override;
+  sc_core::sc_time complete(Ticket ticket) override;
+
   const PerOpStats<MemoryStats>& stats() const { return stats_; }
   const SimpleMemoryTiming& timing() const { return timing_; }
   BackingStore& store() { return store_; }
+  // memory.model hbm: one controller per pseudo-channel (empty otherwise).
+  const std::vector<DramController>& controllers() const { return dram_; }
+  const NocTiming& noc() const { return noc_; }
 
  private:
+  // The bursts of one transaction in one pseudo-channel.
+  struct Piece {
+    std::uint32_t channel = 0;
+    DramController::BurstId first = 0;
+    std::uint32_t bursts = 0;
+    std::uint64_t bytes = 0;
+  };
+  struct Transaction {
+    bool write = false;
+    bool decided = false;
+    std::uint32_t op = 0, core = 0;
+    double arrival_s = 0, done_s = 0;
+    std::uint64_t last_arrival_cycle = 0;  // model hbm: no burst is decided before this
+    std::vector<Piece> pieces;             // model hbm
+  };
+
+  // b_transport is post + complete (it may wait, as LT allows) for initiators other than DMA.
   void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
 
-  // The bank-level model (memory.model: hbm): bursts resolved in a tight loop per request, one
-  // DramChannel per pseudo-channel, in DRAM clock cycles.
-  double dram_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s);
+  // Returns when the last byte has reached its destination, the interconnect crossed.
+  double simple_access(std::uint64_t addr, std::uint64_t bytes, bool write, double arrival_s,
+                       std::uint32_t core, MemoryStats& s);
+  // The bank-level model: the request's bursts go to their pseudo-channels' controllers.
+  void dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes);
+  // Advances the controllers of `t` to the present; true once every burst is done, and then
+  // the data's trip back over the interconnect and the statistics are settled.
+  bool dram_decide(Transaction& t);
+  // The DRAM cycle from which requests may still arrive: commands before it are decidable.
+  std::uint64_t decidable_until() const;
+  void finish(Transaction& t);
 
   const SimContext& ctx_;
   SimpleMemoryTiming timing_;
   AddressMap address_map_;
-  std::vector<DramChannel> dram_;
+  std::vector<DramController> dram_;
+  NocTiming noc_;
+  double dram_ck_hz_;
+  std::vector<Transaction> transactions_;  // by ticket
+  std::vector<Ticket> free_tickets_;
+  // dram_post scratch: the piece of each channel the transaction touched; its bursts, mapped.
+  std::vector<std::uint32_t> piece_of_channel_;
+  std::vector<DramAddress> mapped_;
   PerOpStats<MemoryStats> stats_;
   BackingStore store_;
   std::uint32_t track_;

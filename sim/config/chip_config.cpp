@@ -167,6 +167,7 @@ DramTiming read_dram_timing(ConfigReader r) {
       {"tWTR_S", &DramTiming::tWTR_S}, {"tWTR_L", &DramTiming::tWTR_L}, {"tRTP", &DramTiming::tRTP},
       {"tRFC", &DramTiming::tRFC},     {"tREFI", &DramTiming::tREFI}};
   for (const auto& [key, member] : fields) t.*member = r.req<Duration>(key);
+  t.tRTW = r.opt<Duration>("tRTW", t.tRTW);
   r.finish();
   return t;
 }

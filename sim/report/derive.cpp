@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/common/histogram.h"
 #include "sim/report/report.h"
 
 namespace tpusim::sim {
@@ -46,11 +47,14 @@ std::vector<UnitStats> collect_stats(const std::vector<models::StatsSource>& sou
     u.kind = source.kind;
     Collector total(u.total);
     source.visit_total(total);
-    u.per_op.resize(ops);
-    for (std::uint32_t op = 0; op < ops; ++op) {
-      Collector per_op(u.per_op[op]);
-      source.visit_op(op, per_op);
+    if (source.per_op) {
+      u.per_op.resize(ops);
+      for (std::uint32_t op = 0; op < ops; ++op) {
+        Collector per_op(u.per_op[op]);
+        source.visit_op(op, per_op);
+      }
     }
+    if (source.histogram) u.histogram = source.histogram();
     units.push_back(std::move(u));
   }
   return units;
@@ -115,9 +119,20 @@ EnergyBreakdown dynamic_energy(const ChipSpec& chip, const std::vector<UnitStats
     } else if (u.kind == "memory") {
       const double bits = 8.0 * double(get(u, "read_bytes") + get(u, "write_bytes"));
       const auto it = table.dram_per_bit.find(chip.memory.hbm.standard);
-      if (it != table.dram_per_bit.end()) e.hbm += bits * it->second.value();
-      // Every off-chip byte crosses the interconnect once (crossbar: one hop).
-      e.noc += bits * table.noc_per_bit_hop.value();
+      const double per_bit = it != table.dram_per_bit.end() ? it->second.value() : 0;
+      if (chip.memory.model == MemoryModel::kHbm) {
+        // dram_per_bit is read as the cost of a stream that uses each activated page whole
+        // (configs/README.md): its activation share, one activate_energy per page, is
+        // replaced by the activates the bank model counted, so nothing is charged twice.
+        const DramSpec& d = chip.memory.hbm;
+        const double act = d.activate_energy.value();
+        const double page_bits = 8.0 * double(d.columns) * double(d.burst_bytes().value());
+        const double activates = double(get(u, "row_misses") + get(u, "row_conflicts"));
+        e.hbm += bits * std::max(0.0, per_bit - act / page_bits) + activates * act;
+      } else {
+        e.hbm += bits * per_bit;
+      }
+      e.noc += 8.0 * double(get(u, "noc_byte_hops")) * table.noc_per_bit_hop.value();
     }
   }
   return e;
@@ -131,6 +146,44 @@ double pe_cycles(const ChipSpec& chip, const UnitStats& u, std::uint32_t op) {
     total += double(op == kAll ? u.get(field) : u.get(op, field)) / rate;
   }
   return total;
+}
+
+// Per-channel and per-link figures over the whole run.
+void derive_memory_system(const ChipSpec& chip, const std::vector<UnitStats>& units, Report& r) {
+  const double ck = chip.memory.hbm.clock.value();
+  const double run_ps = r.seconds * 1e12;
+  for (const UnitStats& u : units) {
+    if (u.kind == "dram_channel") {
+      ChannelReport c;
+      c.path = u.path;
+      c.read_bytes = u.get("read_bytes");
+      c.write_bytes = u.get("write_bytes");
+      c.row_hits = u.get("row_hits");
+      c.row_misses = u.get("row_misses");
+      c.row_conflicts = u.get("row_conflicts");
+      c.activates = u.get("activates");
+      const double bursts = double(u.get("reads") + u.get("writes"));
+      if (r.seconds > 0) {
+        c.bandwidth = double(c.read_bytes + c.write_bytes) / r.seconds;
+        c.bus_utilization = double(u.get("data_bus_cycles")) / ck / r.seconds;
+      }
+      if (bursts > 0) c.avg_latency_s = double(u.get("latency_cycles")) / bursts / ck;
+      std::uint64_t total = 0, seen = 0;
+      for (std::uint64_t n : u.histogram) total += n;
+      for (std::size_t i = 0; i < u.histogram.size() && total > 0; ++i) {
+        seen += u.histogram[i];
+        if (double(seen) >= 0.99 * double(total)) {
+          c.p99_latency_s = double(models::LatencyHistogram::upper_bound(i)) / ck;
+          break;
+        }
+      }
+      c.refresh_s = double(u.get("refresh_cycles")) / ck;
+      r.channels.push_back(std::move(c));
+    } else if (u.kind == "noc_link" && u.get("bytes") > 0) {
+      r.links.push_back({u.path, u.get("bytes"),
+                         run_ps > 0 ? double(u.get("busy_ps")) / run_ps : 0.0});
+    }
+  }
 }
 
 }  // namespace
@@ -207,6 +260,7 @@ Report derive_report(const ChipSpec& chip, const isa::Program& program,
     if (o.cycles > 0) o.mxu_utilization = op_pe_cycles / (all_pes * double(o.cycles));
     r.ops.push_back(std::move(o));
   }
+  derive_memory_system(chip, units, r);
   r.units = std::move(units);
   return r;
 }

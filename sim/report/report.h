@@ -27,7 +27,9 @@ struct UnitStats {
   std::string path;  // "chip.core0.mxu1"
   std::string kind;  // "mxu", "vpu", "dma", "sequencer", "vmem", "accmem", "cmem", "memory"
   std::vector<StatField> total;
-  std::vector<std::vector<StatField>> per_op;  // [op][field], same fields as total
+  std::vector<std::vector<StatField>> per_op;  // [op][field], same fields as total; empty for
+                                               // whole-run sources (channels, links)
+  std::vector<std::uint64_t> histogram;         // LatencyHistogram bucket counts, if any
 
   std::uint64_t get(const std::string& field) const;
   std::uint64_t get(std::uint32_t op, const std::string& field) const;
@@ -55,6 +57,25 @@ struct OpReport {
   EnergyBreakdown energy;
 };
 
+// One DRAM channel (memory.model hbm), derived from its counters.
+struct ChannelReport {
+  std::string path;
+  std::uint64_t read_bytes = 0, write_bytes = 0;
+  std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, activates = 0;
+  double bandwidth = 0;        // B/s over the whole run
+  double bus_utilization = 0;  // data-bus busy / run time
+  double avg_latency_s = 0;    // per burst, controller arrival to last data beat
+  double p99_latency_s = 0;    // upper edge of the histogram bucket holding the 99th percentile
+  double refresh_s = 0;        // time the banks were held by refresh
+};
+
+// One interconnect link that carried traffic.
+struct LinkReport {
+  std::string path;
+  std::uint64_t bytes = 0;
+  double utilization = 0;  // reserved time / run time
+};
+
 struct Report {
   std::string chip;
   std::string workload;
@@ -70,6 +91,8 @@ struct Report {
   std::uint64_t noc_bytes = 0;
   EnergyBreakdown energy;
   std::vector<OpReport> ops;
+  std::vector<ChannelReport> channels;
+  std::vector<LinkReport> links;
   std::vector<UnitStats> units;
   double wall_seconds = 0;
   std::uint64_t peak_rss_bytes = 0;

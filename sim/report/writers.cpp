@@ -95,6 +95,41 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   if (ec) throw InputError(path.string() + ": cannot write file (" + ec.message() + ")");
 }
 
+// The memory system in two lines: DRAM channels (model hbm) and the busiest NoC link.
+std::string memory_system_lines(const Report& r) {
+  std::string out;
+  if (!r.channels.empty()) {
+    double bw = 0, latency = 0, p99 = 0, refresh = 0;
+    std::uint64_t hits = 0, misses = 0, conflicts = 0;
+    for (const ChannelReport& c : r.channels) {
+      bw += c.bandwidth;
+      latency += c.avg_latency_s * double(c.read_bytes + c.write_bytes);
+      p99 = std::max(p99, c.p99_latency_s);
+      refresh = std::max(refresh, c.refresh_s);
+      hits += c.row_hits;
+      misses += c.row_misses;
+      conflicts += c.row_conflicts;
+    }
+    const double bursts = double(hits + misses + conflicts);
+    const double bytes = double(r.hbm_read_bytes + r.hbm_write_bytes);
+    out += "  DRAM         " + std::to_string(r.channels.size()) + " channels, " +
+           scaled(bw, "B/s") + "; rows hit " + percent(bursts > 0 ? hits / bursts : 0) +
+           ", miss " + percent(bursts > 0 ? misses / bursts : 0) + ", conflict " +
+           percent(bursts > 0 ? conflicts / bursts : 0) + "; burst latency avg " +
+           scaled(bytes > 0 ? latency / bytes : 0, "s") + ", p99 (worst channel) " +
+           scaled(p99, "s") + "; refresh " + percent(r.seconds > 0 ? refresh / r.seconds : 0) +
+           "\n";
+  }
+  if (!r.links.empty()) {
+    const LinkReport* busiest = &r.links.front();
+    for (const LinkReport& l : r.links)
+      if (l.utilization > busiest->utilization) busiest = &l;
+    out += "  NoC          " + std::to_string(r.links.size()) + " links used; busiest " +
+           busiest->path + " " + percent(busiest->utilization) + " busy\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string terminal_summary(const Report& r) {
@@ -121,6 +156,7 @@ std::string terminal_summary(const Report& r) {
         << fixed(2.0 * double(r.macs) / r.seconds / (total * 1e-12 / r.seconds) / 1e12, 2)
         << " TOPS/W\n";
   }
+  out << memory_system_lines(r);
   std::vector<const OpReport*> ops;
   for (const OpReport& o : r.ops) ops.push_back(&o);
   std::stable_sort(ops.begin(), ops.end(),
@@ -166,6 +202,23 @@ std::string report_json(const Report& r) {
     for (const StatField& f : u.total) fields[f.name] = f.value;
     units.push_back({{"path", u.path}, {"kind", u.kind}, {"stats", fields}});
   }
+  json channels = json::array();
+  for (const ChannelReport& c : r.channels)
+    channels.push_back({{"path", c.path},
+                        {"read_bytes", c.read_bytes},
+                        {"write_bytes", c.write_bytes},
+                        {"row_hits", c.row_hits},
+                        {"row_misses", c.row_misses},
+                        {"row_conflicts", c.row_conflicts},
+                        {"activates", c.activates},
+                        {"bandwidth_bytes_per_s", c.bandwidth},
+                        {"bus_utilization", c.bus_utilization},
+                        {"avg_latency_s", c.avg_latency_s},
+                        {"p99_latency_s", c.p99_latency_s},
+                        {"refresh_s", c.refresh_s}});
+  json links = json::array();
+  for (const LinkReport& l : r.links)
+    links.push_back({{"path", l.path}, {"bytes", l.bytes}, {"utilization", l.utilization}});
   json j = {{"schema", "tpusim.report/1"},
             {"chip", r.chip},
             {"workload", r.workload},
@@ -185,6 +238,8 @@ std::string report_json(const Report& r) {
               {"noc", r.noc_bytes}}},
             {"energy_pj", energy_json(r.energy, true)},
             {"ops", ops},
+            {"memory_channels", channels},
+            {"noc_links", links},
             {"units", units},
             {"sim", {{"wall_seconds", r.wall_seconds}, {"peak_rss_bytes", r.peak_rss_bytes}}},
             {"config", config_json(r.config)}};

@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::uint64_t RCD = 14, RP = 14, RAS = 34, RC = 50, CL = 14, WL = 4, CCD_S = 2,
                         CCD_L = 4, RRD_S = 4, RRD_L = 6, FAW = 30, WR = 16, WTR_S = 6, WTR_L = 8,
-                        RTP = 5, RFC = 260, REFI = 3900, BURST = 2;
+                        RTP = 5, RFC = 260, REFI = 3900, RTW = 0, BURST = 2;
 
 DramSpec spec() {
   DramSpec s;
@@ -26,7 +26,7 @@ DramSpec spec() {
   s.clock = Hertz(1e9);
   const auto c = [](std::uint64_t n) { return Duration::of_cycles(n); };
   s.timing = {c(RCD), c(RP), c(RAS), c(RC), c(CL), c(WL), c(CCD_S), c(CCD_L), c(RRD_S),
-              c(RRD_L), c(FAW), c(WR), c(WTR_S), c(WTR_L), c(RTP), c(RFC), c(REFI)};
+              c(RRD_L), c(FAW), c(WR), c(WTR_S), c(WTR_L), c(RTP), c(RFC), c(REFI), c(RTW)};
   return s;
 }
 
@@ -126,8 +126,20 @@ TEST_CASE("dram: a read's data follows tCL and holds the bus for one burst", "[d
   ch.issue(Cmd::kActivate, at(0, 0), 0);
   ch.issue(Cmd::kActivate, at(1, 0), RRD_S);
   CHECK(ch.issue(Cmd::kRead, at(0, 0), 50) == 50 + CL + BURST);
-  // A write right after must not put data on the bus before the read's burst has left it.
+  // A write right after must not put data on the bus before the read's burst has left it
+  // (tRTW is 0 here, so the bus binds).
   CHECK(ch.earliest(Cmd::kWrite, at(1, 0), 50) == 50 + CL + BURST - WL);
+}
+
+TEST_CASE("dram: tRTW from a read command to a write command", "[dram][timing]") {
+  DramSpec s = spec();
+  const std::uint64_t rtw = CL + BURST - WL + 3;  // longer than the bus occupancy, so it binds
+  s.timing.tRTW = Duration::of_cycles(rtw);
+  DramChannel ch(s);
+  ch.issue(Cmd::kActivate, at(0, 0), 0);
+  ch.issue(Cmd::kActivate, at(1, 0), RRD_S);
+  ch.issue(Cmd::kRead, at(0, 0), 50);
+  brackets(ch, Cmd::kWrite, at(1, 0), 50 + rtw);
 }
 
 TEST_CASE("dram: refresh every tREFI blocks the banks for tRFC", "[dram][timing][refresh]") {

@@ -352,3 +352,45 @@ TEST_CASE("chip config: the energy table path is relative to its file, or to the
   std::filesystem::current_path(cwd);
   CHECK(relative.spec.energy.table_path == dir.path("energy.yaml"));
 }
+
+TEST_CASE("chip config: memory-system keys bind, and bad values are named with their key",
+          "[config][chip][memory]") {
+  TempDir dir;
+  const std::string path = write_chip(dir);
+  CHECK(load_chip_config(path).spec.memory.hbm.timing.tRTW.cycles(Hertz(1e9)).value() == 0);
+  const ChipConfig c = load_chip_config(
+      path, {"memory.hbm.timing.tRTW=9 cycles", "memory.hbm.controller.page_policy=close",
+             "memory.hbm.controller.scheduler=fcfs", "noc.topology=mesh", "noc.mesh_columns=3",
+             "noc.hop_latency=0 cycles"});
+  CHECK(c.spec.memory.hbm.timing.tRTW.cycles(c.spec.memory.hbm.clock).value() == 9);
+  CHECK(c.spec.memory.hbm.page_policy == PagePolicy::kClose);
+  CHECK(c.spec.memory.hbm.scheduler == DramScheduler::kFcfs);
+  CHECK(c.spec.noc.topology == NocTopology::kMesh);
+  CHECK(c.spec.noc.mesh_columns == 3);
+  const Edited topology("cores: 2", "cores: 2\nnoc: {topology: torus}");
+  CHECK(topology.error() == topology.at("torus") +
+                                ": noc.topology: expected one of crossbar, mesh, got \"torus\"");
+  const Edited columns("cores: 2", "cores: 2\nnoc: {topology: mesh, mesh_columns: 100}");
+  CHECK(columns.error() == columns.at("100") +
+                               ": noc.mesh_columns: 100 columns for a mesh of only 18 nodes (cores + "
+                               "memory channels)");
+  const std::string bad = replaced(tpusim::test::kHbm, "  tREFI: 3.9 us", "  tREFI: 3.9 us\n  tRTW: soon");
+  dir.write("hbm.yaml", bad);
+  CHECK_THAT(error_of([&] { load_chip_config(path); }),
+             Catch::StartsWith(dir.path("hbm.yaml") + ":" + position_of(bad, "soon") +
+                               ": memory.hbm.timing.tRTW: "));
+}
+
+TEST_CASE("chip config: DRAM presets give TPUv1 its 34 GB/s and map bank groups lowest",
+          "[config][chip][presets][memory]") {
+  const auto chip = [](const char* name) {
+    return load_chip_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/chips/" + name + ".yaml").spec;
+  };
+  // 2 channels x 64 bits x 2 transfers x 1066.67 MHz (DDR3-2133).
+  CHECK(chip("tpu-v1").memory.hbm.peak_bandwidth().value() == Approx(2 * 8 * 2 * 1066.67e6));
+  CHECK(chip("tpu-v1").memory.hbm.peak_bandwidth().value() == Approx(34e9).epsilon(0.01));
+  // 2 stacks x 16 pseudo-channels x 64 bits x 2 transfers x 1.2 GHz.
+  CHECK(chip("tpu-v4i").memory.hbm.peak_bandwidth().value() == Approx(2 * 16 * 8 * 2 * 1.2e9));
+  for (const char* name : {"tpu-v1", "tpu-v2", "tpu-v3", "tpu-v4", "tpu-v4i", "tpu-v5e"})
+    CHECK(chip(name).memory.hbm.address_mapping == "ro-ba-co-ch-bg");
+}

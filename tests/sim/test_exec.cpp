@@ -20,7 +20,8 @@ using tpusim::test::slurp;
 namespace {
 
 // 1 GHz, so cycles and ns coincide. One memory channel of 64 B/cycle with a 100-cycle latency;
-// DMA chunks of 512 B (8 channel cycles each), 64 in flight; vmem ports of 64 B/cycle.
+// DMA chunks of 512 B (8 channel cycles each), 64 in flight; vmem ports of 64 B/cycle. The
+// interconnect is made transparent (wide links, no hop latency); test_memory.cpp times it.
 const std::string kChip = R"(name: test-exec
 clock: 1 GHz
 cores: 2
@@ -36,6 +37,7 @@ memory:
   bandwidth: 64 B/cycle
   latency: 100 cycles
   hbm: {extends: hbm.yaml}
+noc: {link_width: 1 KiB, hop_latency: 0 cycles}
 energy: {table: energy.yaml}
 )";
 

@@ -21,6 +21,9 @@ enum class PagePolicy : std::uint8_t { kOpen, kClose };
 struct DramTiming {
   Duration tRCD, tRP, tRAS, tRC, tCL, tWL, tCCD_S, tCCD_L, tRRD_S, tRRD_L, tFAW, tWR, tWTR_S,
       tWTR_L, tRTP, tRFC, tREFI;
+  // Read command to write command on the same channel: the bus turnaround beyond the read's own
+  // burst. Optional; 0 leaves only the data-bus occupancy between the two.
+  Duration tRTW = Duration::of_cycles(0);
 };
 
 struct DramSpec {

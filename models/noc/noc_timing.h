@@ -1,0 +1,87 @@
+#pragma once
+// The on-chip interconnect between cores (their DMA engines) and memory channels, as a pure
+// timing model used by the memory path. Topologies:
+//   crossbar  every node has one link into the switch and one out of it; a transfer crosses the
+//             source's link and the destination's link, one hop.
+//   mesh      nodes on a grid of `mesh_columns` columns, row-major: the cores first, then the
+//             memory channels (docs/config.md); dimension-order (XY) routing, one hop per link.
+// A link carries `link_width` bytes per core cycle per direction. Each link keeps a timeline of
+// busy intervals: a transfer reserves bytes / link_width on every link of its route (cut-through:
+// link k+1 starts one hop_latency after link k), in the first gap that fits, so flows that share
+// a link share its bandwidth and flows that do not share one do not interact.
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "sim/base/spec/memory_spec.h"
+
+namespace tpusim::models {
+
+struct NocLinkStats {
+  std::uint64_t bytes = 0;
+  std::uint64_t transfers = 0;
+  std::uint64_t busy_ps = 0;  // summed reservation time
+
+  template <class V>
+  void visit(V& v) {
+    v("bytes", bytes, "B", "bytes carried");
+    v("transfers", transfers, "", "transfers that crossed the link");
+    v("busy_ps", busy_ps, "ps", "time the link was reserved");
+  }
+};
+
+// Busy intervals of one link, sorted and merged; reserve() fills the first gap that fits.
+class LinkTimeline {
+ public:
+  // Reserves `duration` starting no earlier than `earliest`; returns the start.
+  double reserve(double earliest, double duration);
+  // Forgets intervals that end before `now` (no later reservation can start before it).
+  void forget_before(double now);
+  std::size_t intervals() const { return busy_.size(); }
+
+ private:
+  struct Interval {
+    double start, end;
+  };
+  std::deque<Interval> busy_;
+};
+
+class NocTiming {
+ public:
+  NocTiming(const NocSpec& spec, std::uint32_t cores, std::uint32_t memory_nodes, Hertz clock);
+
+  std::uint32_t core_node(std::uint32_t core) const { return core; }
+  std::uint32_t memory_node(std::uint32_t channel) const { return cores_ + channel; }
+  std::uint32_t nodes() const { return cores_ + memory_nodes_; }
+
+  // Moves `bytes` from node `src` to node `dst`. Its data becomes available at the source from
+  // `head_s` (first byte) to `tail_s` (last byte); returns when the last byte reaches `dst`.
+  // `now_s` is the present: no later transfer starts before it, so older intervals are dropped.
+  double transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes, double head_s,
+                  double tail_s, double now_s);
+  // Latency only, for a request header that carries no payload.
+  double latency(std::uint32_t src, std::uint32_t dst) const { return hops(src, dst) * hop_s_; }
+  std::uint32_t hops(std::uint32_t src, std::uint32_t dst) const;
+
+  std::size_t links() const { return names_.size(); }
+  const std::string& link_name(std::size_t i) const { return names_[i]; }
+  const NocLinkStats& link_stats(std::size_t i) const { return stats_[i]; }
+
+ private:
+  enum Dir { kEast, kWest, kNorth, kSouth };
+  void route(std::uint32_t src, std::uint32_t dst, std::vector<std::uint32_t>& out) const;
+  std::uint32_t mesh_link(std::uint32_t position, Dir d) const { return position * 4 + d; }
+
+  const bool mesh_;
+  const std::uint32_t cores_, memory_nodes_, columns_;
+  const double seconds_per_byte_;  // one link
+  const double hop_s_;
+  std::vector<std::string> names_;
+  std::vector<LinkTimeline> timelines_;
+  std::vector<NocLinkStats> stats_;
+  std::vector<std::uint32_t> route_;  // scratch
+};
+
+}  // namespace tpusim::models

@@ -1,0 +1,117 @@
+// The interconnect's timing: hop latency, link serialisation, and bandwidth shared only by flows
+// that share a link. 1 GHz, 64 B links, 1-cycle hops, 64 B transfers: one cycle per transfer.
+
+#include <catch2/catch.hpp>
+
+#include "models/noc/noc_timing.h"
+
+using namespace tpusim;
+using namespace tpusim::models;
+
+namespace {
+
+constexpr double kNs = 1e-9;
+constexpr std::uint64_t kBytes = 64;  // one link cycle
+constexpr std::uint64_t kTransfers = 1000;
+
+NocSpec mesh(std::uint32_t columns) {
+  NocSpec s;
+  s.topology = NocTopology::kMesh;
+  s.mesh_columns = columns;
+  s.link_width = Bytes(64);
+  s.hop_latency = Duration::of_cycles(1);
+  return s;
+}
+
+struct Flow {
+  std::uint32_t src, dst;
+  double last = 0;  // when its last byte arrived
+};
+
+// Sends kTransfers transfers per flow, all ready at time 0, the flows taking turns.
+void run(NocTiming& noc, std::vector<Flow>& flows) {
+  for (std::uint64_t i = 0; i < kTransfers; ++i)
+    for (Flow& f : flows) f.last = noc.transfer(f.src, f.dst, kBytes, 0, 0, 0);
+}
+
+}  // namespace
+
+TEST_CASE("noc: a lone transfer takes one hop latency per link plus its serialisation",
+          "[noc][timing]") {
+  // A 1 x 4 mesh: cores at x0 and x1, memory channels at x2 and x3.
+  NocTiming noc(mesh(4), 2, 2, Hertz(1e9));
+  CHECK(noc.hops(0, 3) == 3);
+  CHECK(noc.transfer(0, 3, 4 * kBytes, 0, 0, 0) / kNs == Approx(3 * 1 + 4));
+  SECTION("crossbar: one hop between any two nodes") {
+    NocSpec s = mesh(1);
+    s.topology = NocTopology::kCrossbar;
+    NocTiming xbar(s, 2, 2, Hertz(1e9));
+    CHECK(xbar.hops(0, 3) == 1);
+    CHECK(xbar.transfer(0, 3, 4 * kBytes, 0, 0, 0) / kNs == Approx(1 + 4));
+  }
+  SECTION("XY routing: along the row first, then down the column") {
+    NocTiming grid(mesh(2), 2, 2, Hertz(1e9));  // 2 x 2: cores on row 0, channels on row 1
+    CHECK(grid.hops(0, 3) == 2);
+    grid.transfer(0, 3, kBytes, 0, 0, 0);
+    for (std::size_t i = 0; i < grid.links(); ++i) {
+      const bool used = grid.link_name(i) == "x0y0.east" || grid.link_name(i) == "x1y0.south";
+      CHECK(grid.link_stats(i).bytes == (used ? kBytes : 0));
+    }
+  }
+}
+
+TEST_CASE("noc: two flows on one mesh link each get half its bandwidth", "[noc][timing]") {
+  const double alone_last = (kTransfers - 1) + 3 + 1;  // last starts at K-1, 3 hops, 1 cycle
+  NocTiming alone(mesh(4), 2, 2, Hertz(1e9));
+  std::vector<Flow> one{{0, 3}};
+  run(alone, one);
+  CHECK(one[0].last / kNs == Approx(alone_last));
+
+  // 0 -> 3 and 1 -> 3 share the links x1.east and x2.east.
+  NocTiming shared(mesh(4), 2, 2, Hertz(1e9));
+  std::vector<Flow> two{{0, 3}, {1, 3}};
+  run(shared, two);
+  // The shared links carry 2K cycles of data: each flow's K transfers need 2K cycles.
+  for (const Flow& f : two) {
+    CHECK(f.last / kNs >= 2 * kTransfers);
+    CHECK(f.last / kNs <= 2 * kTransfers + 4);  // plus at most the route's hops and one transfer
+    const double bandwidth = double(kTransfers * kBytes) / (f.last / kNs);  // B per cycle
+    CHECK(bandwidth == Approx(64.0 / 2).epsilon(0.005));
+  }
+  for (std::size_t i = 0; i < shared.links(); ++i) {
+    if (shared.link_name(i) != "x1y0.east") continue;
+    CHECK(shared.link_stats(i).bytes == 2 * kTransfers * kBytes);
+    CHECK(shared.link_stats(i).busy_ps == 2 * kTransfers * 1000);
+  }
+}
+
+TEST_CASE("noc: disjoint flows do not slow each other", "[noc][timing]") {
+  // 0 -> 1 uses x0.east only; 2 -> 3 uses x2.east only.
+  NocTiming a(mesh(4), 2, 2, Hertz(1e9)), b(mesh(4), 2, 2, Hertz(1e9));
+  std::vector<Flow> left{{0, 1}}, both{{0, 1}, {2, 3}};
+  run(a, left);
+  run(b, both);
+  CHECK(left[0].last / kNs == Approx((kTransfers - 1) + 1 + 1));
+  CHECK(both[0].last == left[0].last);
+  CHECK(both[1].last == left[0].last);
+}
+
+TEST_CASE("noc: a link wider than its source adds only hop latency", "[noc][timing]") {
+  // Data trickles out of a source over 100 ns; the 64 B/cycle link carries 640 B in 10 ns
+  // while it arrives, so the last byte lands one hop after it left.
+  NocSpec s = mesh(1);
+  s.topology = NocTopology::kCrossbar;
+  NocTiming xbar(s, 1, 1, Hertz(1e9));
+  CHECK(xbar.transfer(1, 0, 640, 0, 100 * kNs, 0) / kNs == Approx(100 + 1));
+}
+
+TEST_CASE("noc: a reservation fills an earlier gap in a link's timeline", "[noc][timing]") {
+  LinkTimeline t;
+  CHECK(t.reserve(10, 5) == 10);
+  CHECK(t.reserve(0, 4) == 0);   // fits before [10, 15)
+  CHECK(t.reserve(2, 7) == 15);  // the gap [4, 10) is too short for 7
+  CHECK(t.reserve(2, 6) == 4);   // ... and exactly long enough for 6
+  CHECK(t.intervals() == 1);     // touching intervals merge: [0, 22)
+  t.forget_before(23);
+  CHECK(t.intervals() == 0);
+}

@@ -1,0 +1,257 @@
+// The memory system end to end (`tpusim exec` on the shipped presets, memory.model hbm): a
+// sequential stream reaches the peak its DRAM organisation allows and no more; a memory-bound
+// program on TPUv4i and on TPUv1 differs by the ratio of their peaks; the memory model changes
+// no functional output; the NoC shows up in the report. Peaks are derived here from the
+// organisation each preset documents.
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/sim/test_support.h"
+
+using nlohmann::json;
+using tpusim::test::slurp;
+using tpusim::test::TempDir;
+
+namespace {
+
+// tpu-v4i: 2 stacks x 8 channels x 2 pseudo-channels x 64 bits x 2 transfers x 1.2 GHz.
+constexpr double kV4iPeak = 2 * 8 * 2 * 8.0 * 2 * 1.2e9;  // 614.4 GB/s
+// tpu-v1: 2 DDR3-2133 channels x 64 bits x 2 transfers x 1066.67 MHz.
+constexpr double kV1Peak = 2 * 8.0 * 2 * 1066.67e6;  // 34.13 GB/s
+
+json exec(const TempDir& dir, const std::string& chip, const std::string& program,
+          const std::string& sets) {
+  const std::string source = dir.write("p.tasm", program);
+  const std::string out = dir.path("out");
+  const std::string command = "timeout 120 '" TPUSIM_EXE "' exec -q -c " + chip + " '" + source +
+                              "' -o '" + out + "' " + sets + " > /dev/null 2> '" + dir.path("err") +
+                              "'";
+  const int status = std::system(command.c_str());
+  INFO(slurp(dir.path("err")));
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  return json::parse(slurp(out + "/report.json"));
+}
+
+// `bytes` streamed from hbm:0 into vmem by four DMA engines taking turns in 4 KiB blocks, so
+// together they read one contiguous stream (as a compiler splits one weight tensor), then a
+// tiny matmul that waits for all of it.
+std::string stream_program(std::uint64_t bytes) {
+  const std::uint64_t block = 4096, engines = 4, blocks = bytes / block / engines;
+  std::ostringstream p;
+  p << ".op 0 load \"weights\"\n.core 0\n";
+  for (std::uint64_t e = 0; e < engines; ++e)
+    p << "load dma" << e << " dst=vmem:" << e * block << " src=hbm:" << e * block
+      << " elem=" << block << " count=[" << blocks << "] src_stride=[" << engines * block
+      << "] dst_stride=[" << engines * block << "]\nsem.signal dma" << e << " s0\n";
+  p << "sem.wait mxu0 s0 4\n"
+       "mxu.lw mxu0 src=vmem:0 k=16 n=16 dtype=int8\n"
+       "mxu.mm mxu0 src=vmem:4096 dst=accmem:0 m=16 k=16 n=16 dtype=int8\nhalt\n";
+  return p.str();
+}
+
+// Bytes read over the time the loads took: from the first DMA's start to the last one's end
+// (the longest engine busy span; the engines start together), so the tiny matmul after the
+// stream does not dilute the figure.
+double achieved_bandwidth(const json& report) {
+  std::uint64_t span = 0;
+  for (const json& u : report["units"])
+    if (u["kind"] == "dma") span = std::max(span, u["stats"]["busy_cycles"].get<std::uint64_t>());
+  return double(report["traffic_bytes"]["hbm_read"].get<std::uint64_t>()) /
+         (double(span) / report["clock_hz"].get<double>());
+}
+
+}  // namespace
+
+TEST_CASE("memory: a sequential stream over all channels reaches 90% of the HBM peak",
+          "[memory][hbm][exec]") {
+  TempDir dir;
+  const json r = exec(dir, "tpu-v4i", stream_program(8 << 20), "--set memory.model=hbm");
+  const double bw = achieved_bandwidth(r);
+  // Refresh alone takes tRFC / tREFI = 350 / 3900 = 9% of each channel's time when the channel
+  // is always busy; a backlog lets most of it overlap, so about 7% is lost.
+  CHECK(bw <= kV4iPeak);
+  CHECK(bw >= 0.90 * kV4iPeak);
+  REQUIRE(r["memory_channels"].size() == 32);
+  for (const json& c : r["memory_channels"]) {
+    // Every pseudo-channel carries 1/32 of the stream, almost all of it as row hits: one ACT
+    // per 1 KiB page (32 bursts) at most, plus refresh closing rows.
+    CHECK(c["read_bytes"] == (8 << 20) / 32);
+    CHECK(c["row_hits"].get<double>() >= 0.95 * (8 << 20) / 32 / 32);
+    CHECK(c["bus_utilization"].get<double>() <= 1.0);
+    CHECK(c["p99_latency_s"].get<double>() >= c["avg_latency_s"].get<double>());
+  }
+  WARN("tpu-v4i stream: " << bw / 1e9 << " GB/s = " << 100 * bw / kV4iPeak << "% of peak");
+}
+
+TEST_CASE("memory: a memory-bound program is slower on TPUv1's DDR3 by the bandwidth ratio",
+          "[memory][hbm][exec][acceptance]") {
+  const std::string program = stream_program(4 << 20);
+  TempDir a, b;
+  const json v4i = exec(a, "tpu-v4i", program, "--set memory.model=hbm");
+  // TPUv1 has one DMA engine; one issues 512 B x 700 MHz = 358 GB/s, ten times the DDR3 peak, so
+  // four change nothing but let the same program run.
+  const json v1 = exec(b, "tpu-v1", program, "--set memory.model=hbm --set core.dma.engines=4");
+  const double bw_v4i = achieved_bandwidth(v4i), bw_v1 = achieved_bandwidth(v1);
+  CHECK(bw_v4i <= kV4iPeak);
+  CHECK(bw_v1 <= kV1Peak);
+  CHECK(bw_v4i >= 0.90 * kV4iPeak);
+  const double slowdown = bw_v4i / bw_v1;
+  const double ratio = kV4iPeak / kV1Peak;  // 18.0
+  CHECK(slowdown >= 0.9 * ratio);
+  CHECK(slowdown <= 1.1 * ratio);
+  WARN("v4i " << bw_v4i / 1e9 << " GB/s, v1 " << bw_v1 / 1e9 << " GB/s: slowdown " << slowdown
+              << " vs peak ratio " << ratio);
+}
+
+TEST_CASE("memory: FR-FCFS serves row hits across transactions; FCFS ping-pongs rows",
+          "[memory][hbm][exec][frfcfs]") {
+  // Four engines stream four tensors 2 MiB apart: with ro-ba-co-ch-bg the same offset in each
+  // lands in the same bank (bank group and bank bits below bit 19, rows above), another row.
+  // Chunks of the four streams alternate in each pseudo-channel's queue.
+  const std::uint64_t each = 2 << 20;
+  std::ostringstream p;
+  p << ".op 0 load \"four\"\n.core 0\n";
+  for (int e = 0; e < 4; ++e)
+    p << "load dma" << e << " dst=vmem:" << e * each << " src=hbm:" << e * each << " elem=" << each
+      << "\n";
+  p << "halt\n";
+  TempDir a, b;
+  const double fcfs = achieved_bandwidth(exec(
+      a, "tpu-v4i", p.str(), "--set memory.model=hbm --set memory.hbm.controller.scheduler=fcfs"));
+  const double frfcfs = achieved_bandwidth(exec(b, "tpu-v4i", p.str(), "--set memory.model=hbm"));
+  // FCFS: each 4-burst batch of a chunk hits the 4 bank groups of one bank index and finds
+  // another stream's row open: one burst per bank per tRC (57 tCK at 1.2 GHz), 4 banks busy.
+  const double fcfs_bound = 32 * (4 * 32.0 / 57) * 1.2e9;  // 32 PCs x 4 banks x 32 B per tRC
+  CHECK(fcfs <= fcfs_bound);
+  CHECK(fcfs >= 0.8 * fcfs_bound);  // refresh (9%) and the first activates take the rest
+  // FR-FCFS keeps a row open while queued chunks of its stream still hit it.
+  CHECK(frfcfs >= 3 * fcfs);
+  CHECK(frfcfs <= kV4iPeak);
+  WARN("four streams sharing banks: FCFS " << fcfs / 1e9 << " GB/s (bound " << fcfs_bound / 1e9
+                                           << "), FR-FCFS " << frfcfs / 1e9 << " GB/s");
+}
+
+TEST_CASE("memory: memory.model simple and hbm produce the same functional output",
+          "[memory][functional]") {
+  // Loads two blocks, stores them swapped and interleaved with a second load of the first
+  // store's destination, so the order of reads and writes matters; dumps the result.
+  const std::uint64_t n = 64 * 1024;
+  const std::string program =
+      ".op 0 load \"x\"\n.core 0\n"
+      "load dma0 dst=vmem:0 src=hbm:0 elem=65536\n"
+      "load dma1 dst=vmem:65536 src=hbm:65536 elem=65536\n"
+      "sem.signal dma0 s0\nsem.signal dma1 s0\nsem.wait dma2 s0 2\n"
+      "store dma2 dst=hbm:1048576 src=vmem:65536 elem=65536\n"
+      "store dma2 dst=hbm:1114112 src=vmem:0 elem=4096 count=[16] src_stride=[4096] "
+      "dst_stride=[4096]\n"
+      "sem.signal dma2 s1\nsem.wait dma3 s1\n"
+      "load dma3 dst=vmem:131072 src=hbm:1048576 elem=65536\n"
+      "sem.signal dma3 s2\nsem.wait dma0 s2\n"
+      "store dma0 dst=hbm:2097152 src=vmem:131072 elem=65536\nhalt\n";
+  std::vector<std::uint8_t> data(2 * n);
+  std::mt19937 rng(7);
+  for (auto& byte : data) byte = static_cast<std::uint8_t>(rng());
+  TempDir dir;
+  std::ofstream(dir.path("in.bin"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  std::string dumps[2];
+  const char* models[] = {"simple", "hbm"};
+  for (int m = 0; m < 2; ++m) {
+    const std::string out = dir.path(std::string("out-") + models[m] + ".bin");
+    exec(dir, "tpu-v4i", program,
+         std::string("--functional --set memory.model=") + models[m] +
+             " --load hbm:0=" + dir.path("in.bin") +
+             " --dump hbm:1048576:" + std::to_string(3 * n + 1048576) + "=" + out);
+    dumps[m] = slurp(out);
+  }
+  REQUIRE(dumps[0].size() == 3 * n + 1048576);
+  CHECK(dumps[0] == dumps[1]);
+  // And the result is what the program says: block 1, block 0, then block 1 again.
+  CHECK(dumps[0].compare(0, n, std::string(data.begin() + n, data.end())) == 0);
+  CHECK(dumps[0].compare(n, n, std::string(data.begin(), data.begin() + n)) == 0);
+  CHECK(dumps[0].compare(1048576, n, std::string(data.begin() + n, data.end())) == 0);
+}
+
+TEST_CASE("memory: a mesh places the cores first and routes every byte over its hops",
+          "[memory][noc][exec]") {
+  // tpu-v4i on a 33-node mesh of 11 columns: the core at (0,0), channel c at node 1 + c.
+  // A read from channel c crosses |x| + |y| links, so the byte-hops the memory counts equal the
+  // bytes each channel served times its distance from the core.
+  TempDir dir;
+  const json r = exec(dir, "tpu-v4i", stream_program(1 << 20),
+                      "--set memory.model=hbm --set noc.topology=mesh --set noc.mesh_columns=11");
+  std::uint64_t expect = 0;
+  for (std::uint64_t c = 0; c < 32; ++c) {
+    const std::uint64_t node = 1 + c, hops = node % 11 + node / 11;
+    expect += (1 << 20) / 32 * hops;
+  }
+  std::uint64_t counted = 0;
+  for (const json& u : r["units"])
+    if (u["kind"] == "memory") counted = u["stats"]["noc_byte_hops"];
+  CHECK(counted == expect);
+  // Every byte reaches the core over one of its two links (from the east or from the south).
+  std::uint64_t into_core = 0;
+  for (const json& l : r["noc_links"])
+    if (l["path"] == "chip.noc.x1y0.west" || l["path"] == "chip.noc.x0y1.north")
+      into_core += l["bytes"].get<std::uint64_t>();
+  CHECK(into_core == 1 << 20);
+  CHECK(r["energy_pj"]["noc"].get<double>() > 0);
+}
+
+TEST_CASE("memory: two cores sharing the HBM model give identical reports on reruns",
+          "[memory][hbm][exec][determinism]") {
+  // Both cores of tpu-v4 stream 1 MiB each through the lazily decided controllers; the order in
+  // which their engines ask for completions must not change any decision.
+  std::string program = ".op 0 load \"two\"\n";
+  for (int c = 0; c < 2; ++c) {
+    program += ".core " + std::to_string(c) + "\n";
+    for (int e = 0; e < 4; ++e)
+      program += "load dma" + std::to_string(e) + " dst=vmem:" + std::to_string(e << 18) +
+                 " src=hbm:" + std::to_string((c << 24) + (e << 18)) + " elem=262144\n";
+    program += "halt\n";
+  }
+  TempDir a, b;
+  json ra = exec(a, "tpu-v4", program,
+                 "--set memory.model=hbm --set noc.topology=mesh --set noc.mesh_columns=6");
+  json rb = exec(b, "tpu-v4", program,
+                 "--set memory.model=hbm --set noc.topology=mesh --set noc.mesh_columns=6");
+  CHECK(ra["traffic_bytes"]["hbm_read"] == 2 << 20);
+  ra.erase("sim");
+  rb.erase("sim");
+  ra.erase("workload");
+  rb.erase("workload");
+  CHECK(ra.dump() == rb.dump());
+}
+
+TEST_CASE("memory: activation energy replaces dram_per_bit's page share, never adds to it",
+          "[memory][hbm][exec][energy]") {
+  // scaled-7nm (dram.yaml): hbm2 3.9 pJ/bit; hbm2-2400: 414 pJ per activate, 1 KiB pages.
+  const double per_bit = 3.9, act = 414, page_bits = 32 * 32 * 8, noc_per_bit_hop = 0.12;
+  TempDir a, b;
+  const std::string program = stream_program(4 << 20);
+  const json simple = exec(a, "tpu-v4i", program, "");
+  const json hbm = exec(b, "tpu-v4i", program, "--set memory.model=hbm");
+  const double bits = 8.0 * (4 << 20);
+  json memory;
+  for (const json& u : hbm["units"])
+    if (u["kind"] == "memory") memory = u["stats"];
+  const double activates =
+      memory["row_misses"].get<double>() + memory["row_conflicts"].get<double>();
+  CHECK(hbm["energy_pj"]["hbm"].get<double>() ==
+        Approx(bits * (per_bit - act / page_bits) + activates * act));
+  CHECK(simple["energy_pj"]["hbm"].get<double>() == Approx(bits * per_bit));
+  // A stream opens each 1 KiB page about once, so both models charge nearly the same.
+  CHECK(activates >= (4 << 20) / 1024);
+  CHECK(hbm["energy_pj"]["hbm"].get<double>() == Approx(bits * per_bit).epsilon(0.01));
+  // Every byte crosses the crossbar once.
+  CHECK(hbm["energy_pj"]["noc"].get<double>() == Approx(bits * noc_per_bit_hop));
+}
