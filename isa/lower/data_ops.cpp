@@ -11,7 +11,6 @@ using workloads::OpKind;
 
 namespace {
 
-std::uint32_t u32(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
 // Output rows gathered from a source whose elements along the output's last dimension are

@@ -43,6 +43,25 @@ struct RowPipeline {
   std::string description;  // for --explain
 };
 
+inline std::uint32_t u32(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
+
+// A dense [rows, cols] operand of type t at `a`.
+inline VectorOperand dense(Address a, std::uint64_t cols, DType t) {
+  return VectorOperand{a, u32(cols * dtype_bytes(t))};
+}
+
+// Writes an fp32 tile out as `dtype`: a move, a cast, or (narrow integers) a requantize.
+inline void narrow(Emitter& e, std::uint64_t rows, std::uint64_t cols, VectorOperand f32, Address out,
+                   DType dtype) {
+  const VectorOperand dst = dense(out, cols, dtype);
+  if (dtype == DType::kFp32)
+    e.vector(VectorOp::kMove, DType::kFp32, DType::kFp32, u32(rows), u32(cols), dst, f32);
+  else if (dtype_is_integer(dtype) && dtype != DType::kInt32)
+    e.vector(VectorOp::kRequantize, dtype, DType::kFp32, u32(rows), u32(cols), dst, f32, {}, 1.0f);
+  else
+    e.vector(VectorOp::kCast, dtype, DType::kFp32, u32(rows), u32(cols), dst, f32);
+}
+
 // Largest tile (in rows, a multiple of `granule` unless the whole fits) whose double-buffered
 // slots and scratch fit what is left of vmem, capped so tiles stay near `target_bytes`.
 std::uint64_t choose_tile_rows(const OpContext& ctx, const RowPipeline& p, std::uint64_t rows,

@@ -37,12 +37,6 @@ std::function<std::vector<Transfer>(const RowTile&, Address)> tile_store(const M
   };
 }
 
-std::uint32_t u32(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
-
-VectorOperand dense(Address a, std::uint64_t cols, DType t) {
-  return VectorOperand{a, u32(cols * dtype_bytes(t))};
-}
-
 // The tile as fp32: `src` itself when it already is, else widened into `f32`.
 VectorOperand widen(Emitter& e, std::uint64_t rows, std::uint64_t cols, Address src, DType dtype,
                     Address f32) {
@@ -50,17 +44,6 @@ VectorOperand widen(Emitter& e, std::uint64_t rows, std::uint64_t cols, Address 
   e.vector(VectorOp::kCast, kF32, dtype, u32(rows), u32(cols), dense(f32, cols, kF32),
            dense(src, cols, dtype));
   return dense(f32, cols, kF32);
-}
-
-void narrow(Emitter& e, std::uint64_t rows, std::uint64_t cols, VectorOperand f32, Address out,
-            DType dtype) {
-  const VectorOperand dst = dense(out, cols, dtype);
-  if (dtype == kF32)
-    e.vector(VectorOp::kMove, kF32, kF32, u32(rows), u32(cols), dst, f32);
-  else if (dtype_is_integer(dtype) && dtype != DType::kInt32)
-    e.vector(VectorOp::kRequantize, dtype, kF32, u32(rows), u32(cols), dst, f32, {}, 1.0f);
-  else
-    e.vector(VectorOp::kCast, dtype, kF32, u32(rows), u32(cols), dst, f32);
 }
 
 // A tensor loaded once into vmem and widened to fp32 there.

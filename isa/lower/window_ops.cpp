@@ -13,24 +13,9 @@ namespace {
 
 constexpr DType kF32 = DType::kFp32;
 
-std::uint32_t u32(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
-VectorOperand dense(Address a, std::uint64_t cols, DType t) {
-  return VectorOperand{a, u32(cols * dtype_bytes(t))};
-}
-
 Address offset(Address a, std::uint64_t bytes) { return Address{a.space, a.addr + bytes}; }
-
-void narrow_to(Emitter& e, std::uint64_t rows, std::uint64_t cols, VectorOperand f32, Address out, DType dtype) {
-  const VectorOperand dst = dense(out, cols, dtype);
-  if (dtype == kF32)
-    e.vector(VectorOp::kMove, kF32, kF32, u32(rows), u32(cols), dst, f32);
-  else if (dtype_is_integer(dtype) && dtype != DType::kInt32)
-    e.vector(VectorOp::kRequantize, dtype, kF32, u32(rows), u32(cols), dst, f32, {}, 1.0f);
-  else
-    e.vector(VectorOp::kCast, dtype, kF32, u32(rows), u32(cols), dst, f32);
-}
 
 }  // namespace
 
@@ -165,7 +150,7 @@ void lower_window(OpContext& ctx) {
         if (k == OpKind::kRelu6) e.vector(VectorOp::kMin, kF32, kF32, n_out, cols, A, A, {offset(six, c0 * 4), 0});
         if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, kF32, kF32, n_out, cols, A, A);
       }
-      narrow_to(e, t.rows * ow, n_ch, A, o, ot);
+      narrow(e, t.rows * ow, n_ch, A, o, ot);
     };
     p.description = std::to_string(kh) + "x" + std::to_string(kw) + " window, one vector op per tap and output row" +
                     (n_ch < c ? ", " + std::to_string(ceil_div(c, cb)) + " channel blocks" : "");
@@ -220,7 +205,7 @@ void lower_global_avg_pool(OpContext& ctx) {
           n -= half;
         }
         e.vector(VectorOp::kMul, kF32, kF32, 1, u32(n_ch), F, F, {inv, 0});
-        narrow_to(e, 1, n_ch, F, offset(o, img * n_ch * eo), ot);
+        narrow(e, 1, n_ch, F, offset(o, img * n_ch * eo), ot);
       }
     };
     p.description = "sum of H*W rows by halving, times 1/(H*W)" +
