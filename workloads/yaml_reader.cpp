@@ -26,7 +26,10 @@ class StrictHandler : public YAML::EventHandler {
   explicit StrictHandler(const std::string& file) : file_(file) {}
 
   void OnDocumentStart(const YAML::Mark& mark) override {
-    if (++documents_ > 1) report(mark, "only one YAML document per file is allowed");
+    // Thrown at once, not deferred: yaml-cpp 0.7 can report empty documents forever after a stray
+    // ',' (jbeder/yaml-cpp#1040, fixed upstream in PR #1319), so the second one ends the loop.
+    if (++documents_ > 1)
+      throw WorkloadError(at_mark(mark, file_), "only one YAML document per file is allowed");
   }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { scalar(mark, anchor, "~"); }
