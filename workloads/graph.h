@@ -46,18 +46,18 @@ struct Tensor {
 };
 
 enum class OpKind : std::uint8_t {
-  kConv2d,     // inputs: x [N,H,W,Cin], w [KH,KW,Cin/g,Cout], optional bias [Cout]
-  kMatmul,     // inputs: a, b, optional bias [N]; `linear` in YAML is matmul with a weight b
-  kAdd,        // inputs: a, b (same shape, or b broadcast along leading dimensions)
-  kMul,        // as add
-  kBias,       // inputs: x [..., C], bias [C]
-  kRelu,       // unary
-  kRelu6,      // unary: min(max(x, 0), 6)
-  kGelu,       // unary
-  kSoftmax,    // unary over the last dimension; attribute `causal` masks j > i (last two dims)
-  kLayerNorm,  // inputs: x [..., D], gamma [D], beta [D]; attribute `epsilon`
-  kMaxPool,    // x NHWC; kernel, stride, padding
-  kAvgPool,  // as max_pool (padding excluded from the average count is NOT modelled: count = KH*KW)
+  kConv2d,         // inputs: x [N,H,W,Cin], w [KH,KW,Cin/g,Cout], optional bias [Cout]
+  kMatmul,         // inputs: a, b, optional bias [N]; `linear` in YAML is matmul with a weight b
+  kAdd,            // inputs: a, b (same shape, or b broadcast along leading dimensions)
+  kMul,            // as add
+  kBias,           // inputs: x [..., C], bias [C]
+  kRelu,           // unary
+  kRelu6,          // unary: min(max(x, 0), 6)
+  kGelu,           // unary
+  kSoftmax,        // unary over the last dimension; attribute `causal` masks j > i (last two dims)
+  kLayerNorm,      // inputs: x [..., D], gamma [D], beta [D]; attribute `epsilon`
+  kMaxPool,        // x NHWC; kernel, stride, padding
+  kAvgPool,        // as max_pool (padding excluded from the average count is NOT modelled: count = KH*KW)
   kGlobalAvgPool,  // x [N,H,W,C] -> [N,1,1,C]
   kReshape,        // attribute `shape` (same element count)
   kTranspose,      // attribute `perm`
@@ -66,10 +66,10 @@ enum class OpKind : std::uint8_t {
 };
 
 inline constexpr OpKind kAllOpKinds[] = {
-    OpKind::kConv2d,        OpKind::kMatmul,    OpKind::kAdd,       OpKind::kMul,
-    OpKind::kBias,          OpKind::kRelu,      OpKind::kRelu6,     OpKind::kGelu,
-    OpKind::kSoftmax,       OpKind::kLayerNorm, OpKind::kMaxPool,   OpKind::kAvgPool,
-    OpKind::kGlobalAvgPool, OpKind::kReshape,   OpKind::kTranspose, OpKind::kConcat,
+    OpKind::kConv2d,  OpKind::kMatmul,    OpKind::kAdd,     OpKind::kMul,
+    OpKind::kBias,    OpKind::kRelu,      OpKind::kRelu6,   OpKind::kGelu,
+    OpKind::kSoftmax, OpKind::kLayerNorm, OpKind::kMaxPool, OpKind::kAvgPool,
+    OpKind::kGlobalAvgPool, OpKind::kReshape, OpKind::kTranspose, OpKind::kConcat,
     OpKind::kEmbedding};
 
 // The YAML spelling: conv2d matmul add mul bias relu relu6 gelu softmax layernorm max_pool
@@ -84,7 +84,7 @@ struct OpAttrs {
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   std::int64_t dilation_h = 1, dilation_w = 1;  // conv2d only
-  std::int64_t groups = 1;                      // conv2d only; groups == Cin is depthwise
+  std::int64_t groups = 1;                       // conv2d only; groups == Cin is depthwise
   // matmul
   bool transpose_a = false, transpose_b = false;
   // softmax
@@ -110,8 +110,7 @@ struct Graph {
   std::string name;
   SourceLocation where;  // the file it came from, for errors that belong to no single line
   std::vector<Tensor> tensors;
-  std::vector<Op>
-      ops;  // topological order: every input is a graph input/weight or an earlier output
+  std::vector<Op> ops;  // topological order: every input is a graph input/weight or an earlier output
 
   const Tensor& tensor(TensorId id) const { return tensors.at(id); }
   std::optional<TensorId> find_tensor(std::string_view name) const;
