@@ -15,14 +15,22 @@ struct OpKindInfo {
 };
 
 constexpr OpKindInfo kOpKindNames[] = {
-    {OpKind::kConv2d, "conv2d"},        {OpKind::kMatmul, "matmul"},
-    {OpKind::kAdd, "add"},              {OpKind::kMul, "mul"},
-    {OpKind::kBias, "bias"},            {OpKind::kRelu, "relu"},
-    {OpKind::kRelu6, "relu6"},          {OpKind::kGelu, "gelu"},
-    {OpKind::kSoftmax, "softmax"},      {OpKind::kLayerNorm, "layernorm"},
-    {OpKind::kMaxPool, "max_pool"},     {OpKind::kAvgPool, "avg_pool"},
-    {OpKind::kGlobalAvgPool, "global_avg_pool"}, {OpKind::kReshape, "reshape"},
-    {OpKind::kTranspose, "transpose"},  {OpKind::kConcat, "concat"},
+    {OpKind::kConv2d, "conv2d"},
+    {OpKind::kMatmul, "matmul"},
+    {OpKind::kAdd, "add"},
+    {OpKind::kMul, "mul"},
+    {OpKind::kBias, "bias"},
+    {OpKind::kRelu, "relu"},
+    {OpKind::kRelu6, "relu6"},
+    {OpKind::kGelu, "gelu"},
+    {OpKind::kSoftmax, "softmax"},
+    {OpKind::kLayerNorm, "layernorm"},
+    {OpKind::kMaxPool, "max_pool"},
+    {OpKind::kAvgPool, "avg_pool"},
+    {OpKind::kGlobalAvgPool, "global_avg_pool"},
+    {OpKind::kReshape, "reshape"},
+    {OpKind::kTranspose, "transpose"},
+    {OpKind::kConcat, "concat"},
     {OpKind::kEmbedding, "embedding"},
 };
 
@@ -35,8 +43,8 @@ std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
 
 // Every error about one operator starts the same way, so the user can find it in the file.
 [[noreturn]] void fail(const Op& op, const std::string& message) {
-  throw WorkloadError(op.where, "op '" + op.name + "' (" + std::string(op_kind_name(op.kind)) +
-                                    "): " + message);
+  throw WorkloadError(
+      op.where, "op '" + op.name + "' (" + std::string(op_kind_name(op.kind)) + "): " + message);
 }
 
 std::string dim_str(std::int64_t v) { return std::to_string(v); }
@@ -65,11 +73,13 @@ void need_rank(const Graph& g, const Op& op, std::size_t i, std::size_t rank, co
 }
 
 void need_positive(const Op& op, std::int64_t v, const char* attr) {
-  if (v < 1 || v >= kMaxDim) fail(op, std::string(attr) + " must be in [1, 2^31), got " + dim_str(v));
+  if (v < 1 || v >= kMaxDim)
+    fail(op, std::string(attr) + " must be in [1, 2^31), got " + dim_str(v));
 }
 
 void need_non_negative(const Op& op, std::int64_t v, const char* attr) {
-  if (v < 0 || v >= kMaxDim) fail(op, std::string(attr) + " must be in [0, 2^31), got " + dim_str(v));
+  if (v < 0 || v >= kMaxDim)
+    fail(op, std::string(attr) + " must be in [0, 2^31), got " + dim_str(v));
 }
 
 // One spatial dimension of a windowed operator: (in + pads - effective kernel) / stride + 1.
@@ -133,10 +143,10 @@ Shape conv2d_shape(const Graph& g, const Op& op) {
     if (b != Shape{cout})
       fail(op, "bias " + in_desc(g, op, 2) + " must be [" + dim_str(cout) + "] (Cout)");
   }
-  const std::int64_t oh = window_out(op, "height", x[1], w[0], a.stride_h, a.dilation_h,
-                                     a.pad_top, a.pad_bottom);
-  const std::int64_t ow = window_out(op, "width", x[2], w[1], a.stride_w, a.dilation_w,
-                                     a.pad_left, a.pad_right);
+  const std::int64_t oh =
+      window_out(op, "height", x[1], w[0], a.stride_h, a.dilation_h, a.pad_top, a.pad_bottom);
+  const std::int64_t ow =
+      window_out(op, "width", x[2], w[1], a.stride_w, a.dilation_w, a.pad_left, a.pad_right);
   return {x[0], oh, ow, cout};
 }
 
@@ -170,8 +180,8 @@ MatmulDims matmul_dims(const Graph& g, const Op& op) {
     const std::int64_t db = i < rank - bb ? 1 : b[i - (rank - bb)];
     if (da != db && da != 1 && db != 1)
       fail(op, "batch dimensions do not broadcast: a is " + shape_str(a) + ", b is " +
-                   shape_str(b) + " (batch dim " + std::to_string(i) + ": " + dim_str(da) +
-                   " vs " + dim_str(db) + ")");
+                   shape_str(b) + " (batch dim " + std::to_string(i) + ": " + dim_str(da) + " vs " +
+                   dim_str(db) + ")");
     d.batch[i] = std::max(da, db);
   }
   if (op.inputs.size() == 3 && in_shape(g, op, 2) != Shape{d.n})
@@ -221,9 +231,9 @@ Shape reshape_shape(const Graph& g, const Op& op) {
   const std::int64_t total = shape_elements(x);
   if (wildcard >= 0) {
     if (known > total || total % known != 0)
-      fail(op, "cannot reshape " + in_desc(g, op, 0) + " (" + dim_str(total) +
-                   " elements) to " + shape_str(out) + ": " + dim_str(total) +
-                   " is not a multiple of " + dim_str(known));
+      fail(op, "cannot reshape " + in_desc(g, op, 0) + " (" + dim_str(total) + " elements) to " +
+                   shape_str(out) + ": " + dim_str(total) + " is not a multiple of " +
+                   dim_str(known));
     out[wildcard] = total / known;
   } else if (known != total) {
     fail(op, "cannot reshape " + in_desc(g, op, 0) + " (" + dim_str(total) + " elements) to " +
@@ -307,17 +317,21 @@ bool is_float(DType t) { return t == DType::kBf16 || t == DType::kFp32; }
 
 std::string_view role_name(TensorRole role) {
   switch (role) {
-    case TensorRole::kInput: return "input";
-    case TensorRole::kWeight: return "weight";
-    case TensorRole::kActivation: return "activation";
-    case TensorRole::kOutput: return "output";
+    case TensorRole::kInput:
+      return "input";
+    case TensorRole::kWeight:
+      return "weight";
+    case TensorRole::kActivation:
+      return "activation";
+    case TensorRole::kOutput:
+      return "output";
   }
   return "?";
 }
 
 std::optional<TensorRole> role_from_name(std::string_view name) {
-  for (TensorRole r : {TensorRole::kInput, TensorRole::kWeight, TensorRole::kActivation,
-                       TensorRole::kOutput})
+  for (TensorRole r :
+       {TensorRole::kInput, TensorRole::kWeight, TensorRole::kActivation, TensorRole::kOutput})
     if (role_name(r) == name) return r;
   return std::nullopt;
 }
@@ -382,10 +396,12 @@ std::int64_t graph_macs(const Graph& graph) {
 
 Shape infer_output_shape(const Graph& graph, const Op& op) {
   for (TensorId id : op.inputs)
-    if (id >= graph.tensors.size()) fail(op, "input tensor id " + std::to_string(id) + " undefined");
+    if (id >= graph.tensors.size())
+      fail(op, "input tensor id " + std::to_string(id) + " undefined");
   check_unused_attrs(op);
   switch (op.kind) {
-    case OpKind::kConv2d: return conv2d_shape(graph, op);
+    case OpKind::kConv2d:
+      return conv2d_shape(graph, op);
     case OpKind::kMatmul: {
       MatmulDims d = matmul_dims(graph, op);
       d.batch.push_back(d.m);
@@ -393,13 +409,14 @@ Shape infer_output_shape(const Graph& graph, const Op& op) {
       return d.batch;
     }
     case OpKind::kAdd:
-    case OpKind::kMul: return elementwise_shape(graph, op);
+    case OpKind::kMul:
+      return elementwise_shape(graph, op);
     case OpKind::kBias: {
       need_inputs(op, 2, 2, "inputs [x, bias]");
       const Shape& x = in_shape(graph, op, 0);
       if (x.empty() || in_shape(graph, op, 1) != Shape{x.back()})
-        fail(op, "bias " + in_desc(graph, op, 1) + " must be [C] where x " +
-                     in_desc(graph, op, 0) + " is [..., C]");
+        fail(op, "bias " + in_desc(graph, op, 1) + " must be [C] where x " + in_desc(graph, op, 0) +
+                     " is [..., C]");
       return x;
     }
     case OpKind::kRelu:
@@ -421,21 +438,25 @@ Shape infer_output_shape(const Graph& graph, const Op& op) {
       if (x.empty()) fail(op, "input " + in_desc(graph, op, 0) + " must have rank >= 1");
       for (std::size_t i : {1u, 2u})
         if (in_shape(graph, op, i) != Shape{x.back()})
-          fail(op, std::string(i == 1 ? "gamma " : "beta ") + in_desc(graph, op, i) +
-                       " must be [" + dim_str(x.back()) + "] (the last dimension of x)");
+          fail(op, std::string(i == 1 ? "gamma " : "beta ") + in_desc(graph, op, i) + " must be [" +
+                       dim_str(x.back()) + "] (the last dimension of x)");
       return x;
     }
     case OpKind::kMaxPool:
-    case OpKind::kAvgPool: return pool_shape(graph, op);
+    case OpKind::kAvgPool:
+      return pool_shape(graph, op);
     case OpKind::kGlobalAvgPool: {
       need_inputs(op, 1, 1, "one input");
       need_rank(graph, op, 0, 4, "input x");
       const Shape& x = in_shape(graph, op, 0);
       return {x[0], 1, 1, x[3]};
     }
-    case OpKind::kReshape: return reshape_shape(graph, op);
-    case OpKind::kTranspose: return transpose_shape(graph, op);
-    case OpKind::kConcat: return concat_shape(graph, op);
+    case OpKind::kReshape:
+      return reshape_shape(graph, op);
+    case OpKind::kTranspose:
+      return transpose_shape(graph, op);
+    case OpKind::kConcat:
+      return concat_shape(graph, op);
     case OpKind::kEmbedding: {
       need_inputs(op, 2, 2, "inputs [table, indices]");
       need_rank(graph, op, 0, 2, "table");
@@ -477,10 +498,11 @@ DType infer_output_dtype(const Graph& graph, const Op& op) {
     case OpKind::kAvgPool:
     case OpKind::kGlobalAvgPool:
       if (!is_float(dt(0)))
-        fail(op, "needs a floating-point input (bf16 or fp32), got " +
-                     std::string(dtype_name(dt(0))));
+        fail(op,
+             "needs a floating-point input (bf16 or fp32), got " + std::string(dtype_name(dt(0))));
       break;
-    default: break;
+    default:
+      break;
   }
   for (std::size_t i = 1; i < op.inputs.size(); ++i) same(0, i);
   return dt(0);
@@ -502,8 +524,8 @@ void validate(const Graph& graph) {
       n = sat_mul(n, d);
     }
     if (n > kMaxElements)
-      throw WorkloadError(where, "tensor '" + t.name + "' " + shape_str(t.shape) +
-                                     " has more than 2^48 elements");
+      throw WorkloadError(
+          where, "tensor '" + t.name + "' " + shape_str(t.shape) + " has more than 2^48 elements");
   }
   // Every tensor is written at most once, by an op that comes before every op reading it.
   std::vector<int> writer(graph.tensors.size(), -1);
@@ -514,11 +536,11 @@ void validate(const Graph& graph) {
     if (op.name.empty()) throw WorkloadError(op.where, "op #" + std::to_string(i) + " has no name");
     if (!op_names.insert(op.name).second) fail(op, "duplicate op name");
     for (TensorId id : op.inputs) {
-      if (id >= graph.tensors.size()) fail(op, "input tensor id " + std::to_string(id) + " undefined");
+      if (id >= graph.tensors.size())
+        fail(op, "input tensor id " + std::to_string(id) + " undefined");
       const Tensor& t = graph.tensors[id];
       const bool external = t.role == TensorRole::kInput || t.role == TensorRole::kWeight;
-      if (!external && writer[id] < 0)
-        fail(op, "reads '" + t.name + "' before any op produces it");
+      if (!external && writer[id] < 0) fail(op, "reads '" + t.name + "' before any op produces it");
       read[id] = true;
     }
     if (op.output >= graph.tensors.size())
@@ -557,8 +579,8 @@ void validate(const Graph& graph) {
       case TensorRole::kInput:
       case TensorRole::kWeight:
         if (!read[i])
-          throw WorkloadError(where, std::string(role_name(t.role)) + " '" + t.name +
-                                         "' is never read by any op");
+          throw WorkloadError(
+              where, std::string(role_name(t.role)) + " '" + t.name + "' is never read by any op");
         break;
       case TensorRole::kOutput:
         any_output = true;

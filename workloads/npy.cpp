@@ -155,7 +155,8 @@ TensorData parse_npy(std::string_view bytes, const std::string& file_name) {
     offset = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) fail(file_name, "truncated header");
-    for (int i = 3; i >= 0; --i) header_len = header_len << 8 | static_cast<unsigned char>(bytes[8 + i]);
+    for (int i = 3; i >= 0; --i)
+      header_len = header_len << 8 | static_cast<unsigned char>(bytes[8 + i]);
     offset = 12;
   } else {
     fail(file_name, "unsupported .npy format version " + std::to_string(major));
@@ -183,7 +184,9 @@ TensorData parse_npy(std::string_view bytes, const std::string& file_name) {
   const char* p = bytes.data() + offset + header_len;
   for (std::size_t i = 0; i < data.values.size(); ++i, p += d->bytes) {
     switch (d->dtype) {
-      case DType::kInt8: data.values[i] = static_cast<std::int8_t>(*p); break;
+      case DType::kInt8:
+        data.values[i] = static_cast<std::int8_t>(*p);
+        break;
       case DType::kInt16: {
         std::int16_t v;
         std::memcpy(&v, p, 2);
@@ -213,8 +216,8 @@ TensorData conform_to(TensorData data, const Tensor& tensor, const std::string& 
   if (data.shape != tensor.shape)
     fail(file_name, "shape " + shape_str(data.shape) + " does not match tensor '" + tensor.name +
                         "' " + shape_str(tensor.shape));
-  const bool float_ok = data.dtype == DType::kFp32 &&
-                        (tensor.dtype == DType::kFp32 || tensor.dtype == DType::kBf16);
+  const bool float_ok =
+      data.dtype == DType::kFp32 && (tensor.dtype == DType::kFp32 || tensor.dtype == DType::kBf16);
   if (!float_ok && data.dtype != tensor.dtype)
     fail(file_name, "dtype " + std::string(dtype_name(data.dtype)) + " does not fit tensor '" +
                         tensor.name + "' of dtype " + std::string(dtype_name(tensor.dtype)) +
@@ -232,12 +235,23 @@ std::string encode_npy(const TensorData& data) {
   const char* descr = nullptr;
   std::size_t width = 4;
   switch (data.dtype) {
-    case DType::kInt8: descr = "|i1"; width = 1; break;
-    case DType::kInt16: descr = "<i2"; width = 2; break;
-    case DType::kInt32: descr = "<i4"; break;
+    case DType::kInt8:
+      descr = "|i1";
+      width = 1;
+      break;
+    case DType::kInt16:
+      descr = "<i2";
+      width = 2;
+      break;
+    case DType::kInt32:
+      descr = "<i4";
+      break;
     case DType::kBf16:
-    case DType::kFp32: descr = "<f4"; break;
-    case DType::kFp8: throw WorkloadError(SourceLocation{}, "fp8 tensors cannot be written as .npy");
+    case DType::kFp32:
+      descr = "<f4";
+      break;
+    case DType::kFp8:
+      throw WorkloadError(SourceLocation{}, "fp8 tensors cannot be written as .npy");
   }
   if (static_cast<std::int64_t>(data.values.size()) != shape_elements(data.shape))
     throw WorkloadError(SourceLocation{}, "tensor data has " + std::to_string(data.values.size()) +
@@ -246,8 +260,8 @@ std::string encode_npy(const TensorData& data) {
   for (std::size_t i = 0; i < data.shape.size(); ++i)
     shape += (i ? ", " : "") + std::to_string(data.shape[i]);
   shape += data.shape.size() == 1 ? ",)" : ")";  // Python's one-element tuple is "(5,)"
-  std::string header = std::string("{'descr': '") + descr +
-                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // numpy pads the header with spaces and a newline so the data starts 64-byte aligned.
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');

@@ -27,8 +27,10 @@ inline float round_to_bf16(float f) {
 // zero and wrap to their width like two's-complement hardware.
 inline double round_to_dtype(double v, DType t) {
   switch (t) {
-    case DType::kFp32: return static_cast<float>(v);
-    case DType::kBf16: return round_to_bf16(static_cast<float>(v));
+    case DType::kFp32:
+      return static_cast<float>(v);
+    case DType::kBf16:
+      return round_to_bf16(static_cast<float>(v));
     case DType::kInt8:
     case DType::kInt16:
     case DType::kInt32: {
@@ -39,7 +41,8 @@ inline double round_to_dtype(double v, DType t) {
       if (t == DType::kInt16) return static_cast<std::int16_t>(static_cast<std::uint16_t>(wide));
       return static_cast<std::int32_t>(static_cast<std::uint32_t>(wide));
     }
-    case DType::kFp8: return v;  // no operator accepts fp8 (infer_output_dtype rejects it)
+    case DType::kFp8:
+      return v;  // no operator accepts fp8 (infer_output_dtype rejects it)
   }
   return v;
 }

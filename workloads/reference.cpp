@@ -92,8 +92,10 @@ Values matmul(const Args& a) {
       for (std::int64_t n = 0; n < N; ++n) {
         double acc = a.in.size() == 3 ? a.x(2)[n] : 0.0;
         for (std::int64_t k = 0; k < K; ++k) {
-          const std::int64_t ai = a.op.attrs.transpose_a ? k * ast[ra - 2] + m : m * ast[ra - 2] + k;
-          const std::int64_t bj = a.op.attrs.transpose_b ? n * bst[rb - 2] + k : k * bst[rb - 2] + n;
+          const std::int64_t ai =
+              a.op.attrs.transpose_a ? k * ast[ra - 2] + m : m * ast[ra - 2] + k;
+          const std::int64_t bj =
+              a.op.attrs.transpose_b ? n * bst[rb - 2] + k : k * bst[rb - 2] + n;
           acc += a.x(0)[a_off + ai] * a.x(1)[b_off + bj];
         }
         out[(bi * M + m) * N + n] = acc;
@@ -224,18 +226,30 @@ Values run(const Args& a) {
     return out;
   };
   switch (a.op.kind) {
-    case OpKind::kConv2d: return conv2d(a);
-    case OpKind::kMatmul: return matmul(a);
-    case OpKind::kAdd: return map([&](double v, std::size_t i) { return v + a.x(1)[i % a.x(1).size()]; });
-    case OpKind::kMul: return map([&](double v, std::size_t i) { return v * a.x(1)[i % a.x(1).size()]; });
-    case OpKind::kBias: return map([&](double v, std::size_t i) { return v + a.x(1)[i % a.x(1).size()]; });
-    case OpKind::kRelu: return map([](double v, std::size_t) { return v > 0 ? v : 0.0; });
-    case OpKind::kRelu6: return map([](double v, std::size_t) { return std::fmin(std::fmax(v, 0.0), 6.0); });
-    case OpKind::kGelu: return map([](double v, std::size_t) { return gelu_tanh(v); });
-    case OpKind::kSoftmax: return softmax(a);
-    case OpKind::kLayerNorm: return layernorm(a);
-    case OpKind::kMaxPool: return pool(a, true);
-    case OpKind::kAvgPool: return pool(a, false);
+    case OpKind::kConv2d:
+      return conv2d(a);
+    case OpKind::kMatmul:
+      return matmul(a);
+    case OpKind::kAdd:
+      return map([&](double v, std::size_t i) { return v + a.x(1)[i % a.x(1).size()]; });
+    case OpKind::kMul:
+      return map([&](double v, std::size_t i) { return v * a.x(1)[i % a.x(1).size()]; });
+    case OpKind::kBias:
+      return map([&](double v, std::size_t i) { return v + a.x(1)[i % a.x(1).size()]; });
+    case OpKind::kRelu:
+      return map([](double v, std::size_t) { return v > 0 ? v : 0.0; });
+    case OpKind::kRelu6:
+      return map([](double v, std::size_t) { return std::fmin(std::fmax(v, 0.0), 6.0); });
+    case OpKind::kGelu:
+      return map([](double v, std::size_t) { return gelu_tanh(v); });
+    case OpKind::kSoftmax:
+      return softmax(a);
+    case OpKind::kLayerNorm:
+      return layernorm(a);
+    case OpKind::kMaxPool:
+      return pool(a, true);
+    case OpKind::kAvgPool:
+      return pool(a, false);
     case OpKind::kGlobalAvgPool: {
       const Shape& s = a.shape(0);
       const std::int64_t hw = s[1] * s[2], c = s[3];
@@ -244,10 +258,14 @@ Values run(const Args& a) {
         out[(i / (hw * c)) * c + i % c] += x[i] / static_cast<double>(hw);
       return out;
     }
-    case OpKind::kReshape: return x;
-    case OpKind::kTranspose: return transpose(a);
-    case OpKind::kConcat: return concat(a);
-    case OpKind::kEmbedding: return embedding(a);
+    case OpKind::kReshape:
+      return x;
+    case OpKind::kTranspose:
+      return transpose(a);
+    case OpKind::kConcat:
+      return concat(a);
+    case OpKind::kEmbedding:
+      return embedding(a);
   }
   throw WorkloadError(a.op.where, "op '" + a.op.name + "': unsupported operator kind");
 }
@@ -277,8 +295,8 @@ std::map<std::string, TensorData> evaluate(
   for (std::size_t i = 0; i < graph.tensors.size(); ++i) {
     const Tensor& t = graph.tensors[i];
     if ((t.role == TensorRole::kInput || t.role == TensorRole::kWeight) && !have[i])
-      throw WorkloadError(t.where, "no data given for " + std::string(role_name(t.role)) + " '" +
-                                       t.name + "'");
+      throw WorkloadError(
+          t.where, "no data given for " + std::string(role_name(t.role)) + " '" + t.name + "'");
   }
   for (const Op& op : graph.ops) {
     std::vector<const Values*> in;

@@ -17,9 +17,9 @@ const std::vector<std::string> kConvHeader = {"layer name",    "ifmap height", "
                                               "filter height", "filter width", "channels",
                                               "num filter",    "strides"};
 // SCALE-Sim's own writer (topology_utils.write_topo_file) splits the stride in two.
-const std::vector<std::string> kConvHeaderHW = {
-    "layer name", "ifmap height", "ifmap width",   "filter height",
-    "filter width", "channels",   "num filter",    "stride height", "stride width"};
+const std::vector<std::string> kConvHeaderHW = {"layer name",    "ifmap height",  "ifmap width",
+                                                "filter height", "filter width",  "channels",
+                                                "num filter",    "stride height", "stride width"};
 const std::vector<std::string> kGemmHeader = {"layer", "m", "n", "k"};
 
 struct Cell {
@@ -41,9 +41,8 @@ std::vector<Cell> split(std::string_view line) {
   std::size_t start = 0;
   for (int col = 1;; ++col) {
     const std::size_t comma = line.find(',', start);
-    const std::string text = trim(line.substr(start, comma == std::string_view::npos
-                                                         ? std::string_view::npos
-                                                         : comma - start));
+    const std::string text = trim(line.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (!text.empty() && text[0] == '#') break;
     cells.push_back(Cell{text, col});
     if (comma == std::string_view::npos) break;
@@ -98,22 +97,21 @@ std::int64_t CsvReader::number(int line, const Cell& c, const std::string& what)
   const auto [end, ec] = std::from_chars(c.text.data(), c.text.data() + c.text.size(), v);
   if (c.text.empty() || ec != std::errc() || end != c.text.data() + c.text.size() || v < 1 ||
       v >= kMaxDim)
-    fail(line, c.column, what + ": expected an integer in [1, 2^31), got '" +
-                             c.text.substr(0, 40) + "'");
+    fail(line, c.column,
+         what + ": expected an integer in [1, 2^31), got '" + c.text.substr(0, 40) + "'");
   return v;
 }
 
 TensorId CsvReader::add(std::string name, Shape shape, DType dtype, TensorRole role, int line) {
-  g_.tensors.push_back(Tensor{std::move(name), std::move(shape), dtype, role,
-                              SourceLocation{file_, line, 1}});
+  g_.tensors.push_back(
+      Tensor{std::move(name), std::move(shape), dtype, role, SourceLocation{file_, line, 1}});
   return static_cast<TensorId>(g_.tensors.size() - 1);
 }
 
 std::string CsvReader::layer_name(int line, const Cell& c) {
   if (c.text.empty()) fail(line, c.column, "layer name is empty");
   if (c.text.size() > 200) fail(line, c.column, "layer name is longer than 200 characters");
-  if (!layers_.insert(c.text).second)
-    fail(line, c.column, "duplicate layer name '" + c.text + "'");
+  if (!layers_.insert(c.text).second) fail(line, c.column, "duplicate layer name '" + c.text + "'");
   return c.text;
 }
 
@@ -126,8 +124,8 @@ void CsvReader::conv_row(int line, const std::vector<Cell>& cells, bool split_st
                            : "name, H, W, FH, FW, C, filters, stride") +
              "), got " + std::to_string(cells.size()));
   if (cells.size() > want)
-    fail(line, cells[want].column, "unexpected value '" + cells[want].text.substr(0, 40) +
-                                       "' after the last column");
+    fail(line, cells[want].column,
+         "unexpected value '" + cells[want].text.substr(0, 40) + "' after the last column");
   const std::string name = layer_name(line, cells[0]);
   const std::int64_t h = number(line, cells[1], "IFMAP Height");
   const std::int64_t w = number(line, cells[2], "IFMAP Width");
@@ -137,10 +135,13 @@ void CsvReader::conv_row(int line, const std::vector<Cell>& cells, bool split_st
   const std::int64_t nf = number(line, cells[6], "Num Filter");
   const std::int64_t sh = number(line, cells[7], split_stride ? "Stride height" : "Strides");
   const std::int64_t sw = split_stride ? number(line, cells[8], "Stride width") : sh;
-  if (fh > h) fail(line, cells[3].column, "Filter Height " + std::to_string(fh) +
-                                              " is larger than IFMAP Height " + std::to_string(h));
-  if (fw > w) fail(line, cells[4].column, "Filter Width " + std::to_string(fw) +
-                                              " is larger than IFMAP Width " + std::to_string(w));
+  if (fh > h)
+    fail(line, cells[3].column,
+         "Filter Height " + std::to_string(fh) + " is larger than IFMAP Height " +
+             std::to_string(h));
+  if (fw > w)
+    fail(line, cells[4].column,
+         "Filter Width " + std::to_string(fw) + " is larger than IFMAP Width " + std::to_string(w));
   Op op;
   op.name = name;
   op.kind = OpKind::kConv2d;
@@ -154,8 +155,8 @@ void CsvReader::conv_row(int line, const std::vector<Cell>& cells, bool split_st
   const std::int64_t cout = depthwise ? c * nf : nf;
   if (cout >= kMaxDim) fail(line, cells[6].column, "Channels x Num Filter is too large");
   op.inputs.push_back(add(name + ".ifmap", {1, h, w, c}, dtype_, TensorRole::kInput, line));
-  op.inputs.push_back(add(name + ".filter", {fh, fw, depthwise ? 1 : c, cout}, dtype_,
-                          TensorRole::kWeight, line));
+  op.inputs.push_back(
+      add(name + ".filter", {fh, fw, depthwise ? 1 : c, cout}, dtype_, TensorRole::kWeight, line));
   const Shape out = infer_output_shape(g_, op);
   op.output = add(name + ".ofmap", out, infer_output_dtype(g_, op), TensorRole::kOutput, line);
   g_.ops.push_back(std::move(op));
@@ -166,8 +167,8 @@ void CsvReader::gemm_row(int line, const std::vector<Cell>& cells) {
     fail(line, static_cast<int>(cells.size()) + 1,
          "expected 4 columns (name, M, N, K), got " + std::to_string(cells.size()));
   if (cells.size() > 4)
-    fail(line, cells[4].column, "unexpected value '" + cells[4].text.substr(0, 40) +
-                                    "' after the last column");
+    fail(line, cells[4].column,
+         "unexpected value '" + cells[4].text.substr(0, 40) + "' after the last column");
   const std::string name = layer_name(line, cells[0]);
   const std::int64_t m = number(line, cells[1], "M");
   const std::int64_t n = number(line, cells[2], "N");
@@ -201,9 +202,12 @@ Graph CsvReader::read(std::string_view text) {
     const std::vector<Cell> cells = split(line);
     if (cells.empty()) continue;  // a row of empty cells, as some SCALE-Sim files have
     if (format == Format::kUnknown) {
-      if (matches(cells, kConvHeader)) format = Format::kConv;
-      else if (matches(cells, kConvHeaderHW)) format = Format::kConvHW;
-      else if (matches(cells, kGemmHeader)) format = Format::kGemm;
+      if (matches(cells, kConvHeader))
+        format = Format::kConv;
+      else if (matches(cells, kConvHeaderHW))
+        format = Format::kConvHW;
+      else if (matches(cells, kGemmHeader))
+        format = Format::kGemm;
       else
         fail(line_no, 1,
              "not a SCALE-Sim topology header: expected 'Layer name, IFMAP Height, IFMAP Width, "
@@ -211,8 +215,10 @@ Graph CsvReader::read(std::string_view text) {
       continue;
     }
     if (g_.ops.size() >= 100000) fail(line_no, 1, "more than 100000 layers");
-    if (format == Format::kGemm) gemm_row(line_no, cells);
-    else conv_row(line_no, cells, format == Format::kConvHW);
+    if (format == Format::kGemm)
+      gemm_row(line_no, cells);
+    else
+      conv_row(line_no, cells, format == Format::kConvHW);
   }
   if (format == Format::kUnknown) fail(0, 0, "empty file: no SCALE-Sim header");
   if (g_.ops.empty()) fail(line_no, 1, "no layers after the header");
@@ -233,8 +239,9 @@ Graph load_scalesim_csv(const std::string& path, DType dtype) {
     throw WorkloadError(where, "cannot read: not a regular file (or does not exist)");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec || size > kMaxCsvBytes)
-    throw WorkloadError(where, ec ? "cannot read: " + ec.message()
-                                  : "file is larger than 16 MiB (" + std::to_string(size) + " bytes)");
+    throw WorkloadError(where,
+                        ec ? "cannot read: " + ec.message()
+                           : "file is larger than 16 MiB (" + std::to_string(size) + " bytes)");
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();

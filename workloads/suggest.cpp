@@ -25,7 +25,8 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
   std::string best;
   std::size_t best_distance = limit + 1;
   for (const std::string& c : candidates) {
-    const std::size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+    const std::size_t gap =
+        c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
     if (gap >= best_distance || word.size() > 256) continue;
     const std::size_t d = edit_distance(word, c);
     if (d < best_distance) {

@@ -26,8 +26,11 @@ const std::vector<std::string> kCommonOpKeys = {"name", "op", "inputs", "output"
 // Keys each operator kind accepts besides the common ones.
 std::vector<std::string> op_keys(std::string_view kind) {
   std::vector<std::string> keys = kCommonOpKeys;
-  auto add = [&](std::initializer_list<const char*> more) { keys.insert(keys.end(), more.begin(), more.end()); };
-  if (kind == "conv2d") add({"filters", "kernel", "stride", "padding", "dilation", "groups", "bias"});
+  auto add = [&](std::initializer_list<const char*> more) {
+    keys.insert(keys.end(), more.begin(), more.end());
+  };
+  if (kind == "conv2d")
+    add({"filters", "kernel", "stride", "padding", "dilation", "groups", "bias"});
   if (kind == "linear") add({"features", "transpose_b", "bias"});
   if (kind == "matmul") add({"transpose_a", "transpose_b", "bias"});
   if (kind == "softmax") add({"causal"});
@@ -126,8 +129,9 @@ TensorId Builder::lookup(const Scope& scope, const MapReader& r, const YAML::Nod
       for (const auto& entry : s->local) candidates.push_back(entry.first);
     for (const Tensor& t : g_.tensors) candidates.push_back(t.name);
     const std::string hint = nearest(name, candidates);
-    r.fail(at, key, "unknown tensor '" + name + "'" +
-                        (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    r.fail(
+        at, key,
+        "unknown tensor '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
   }
   const Tensor& t = g_.tensors[it->second];
   const bool external = t.role == TensorRole::kInput || t.role == TensorRole::kWeight;
@@ -240,7 +244,8 @@ void Builder::read_window(const MapReader& r, OpAttrs& a, bool conv) const {
     if (!r.has(key)) return;
     const YAML::Node n = r.get(key);
     if (n.IsSequence()) {
-      if (n.size() != 2) r.fail(key, "expected n or [h, w], got a list of " + std::to_string(n.size()));
+      if (n.size() != 2)
+        r.fail(key, "expected n or [h, w], got a list of " + std::to_string(n.size()));
       h = r.as_integer(n[0], key, lo, kMaxDim - 1);
       w = r.as_integer(n[1], key, lo, kMaxDim - 1);
     } else {
@@ -276,7 +281,10 @@ void Builder::add_bias(const MapReader& r, const Scope& scope, Op& op, std::int6
   const YAML::Node n = r.get("bias");
   if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) {
     if (n.Scalar() == "false") return;
-    Tensor b{op.name + ".bias", {features}, infer_output_dtype(g_, op), TensorRole::kWeight,
+    Tensor b{op.name + ".bias",
+             {features},
+             infer_output_dtype(g_, op),
+             TensorRole::kWeight,
              location(n, file_)};
     op.inputs.push_back(add_tensor(std::move(b)));
     return;
@@ -301,8 +309,9 @@ void Builder::bind_output(const MapReader& r, Scope& scope, Op& op, const std::s
     if (!shape_declared_[id]) t.shape = shape;
     if (!dtype_declared_[id]) t.dtype = dtype;
     if (t.shape != shape)
-      r.fail(at, "output", "'" + actual + "' is declared " + shape_str(t.shape) + " (at " +
-                               t.where.str() + ") but the op produces " + shape_str(shape));
+      r.fail(at, "output",
+             "'" + actual + "' is declared " + shape_str(t.shape) + " (at " + t.where.str() +
+                 ") but the op produces " + shape_str(shape));
     op.output = id;
   }
   written_[op.output] = true;
@@ -310,8 +319,8 @@ void Builder::bind_output(const MapReader& r, Scope& scope, Op& op, const std::s
 
 void Builder::read_op(const YAML::Node& node, Scope& scope) {
   if (g_.ops.size() >= kMaxOps)
-    throw WorkloadError(location(node, file_), "the graph expands to more than " +
-                                                   std::to_string(kMaxOps) + " operators");
+    throw WorkloadError(location(node, file_),
+                        "the graph expands to more than " + std::to_string(kMaxOps) + " operators");
   MapReader r(node, file_, "op");
   if (r.has("repeat")) {
     r.allow_only({"repeat"});
@@ -396,15 +405,24 @@ void Builder::read_op(const YAML::Node& node, Scope& scope) {
       }
       break;
     case OpKind::kMaxPool:
-    case OpKind::kAvgPool: read_window(r, a, false); break;
-    case OpKind::kSoftmax: a.causal = r.boolean_or("causal", false); break;
+    case OpKind::kAvgPool:
+      read_window(r, a, false);
+      break;
+    case OpKind::kSoftmax:
+      a.causal = r.boolean_or("causal", false);
+      break;
     case OpKind::kReshape: {
       a.shape = r.int_list("shape", -1, kMaxDim - 1);
       break;
     }
-    case OpKind::kTranspose: a.perm = r.int_list("perm", 0, 64); break;
-    case OpKind::kConcat: a.axis = r.integer_or("axis", -64, 64, 0); break;
-    default: break;
+    case OpKind::kTranspose:
+      a.perm = r.int_list("perm", 0, 64);
+      break;
+    case OpKind::kConcat:
+      a.axis = r.integer_or("axis", -64, 64, 0);
+      break;
+    default:
+      break;
   }
   bind_output(r, scope, op, r.has("output") ? name_of(r, "output") : local);
   g_.ops.push_back(std::move(op));

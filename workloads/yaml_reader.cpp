@@ -59,8 +59,7 @@ class StrictHandler : public YAML::EventHandler {
   };
 
   void no_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) {
-    if (anchor != YAML::NullAnchor)
-      report(mark, "YAML anchors (&name) are not supported");
+    if (anchor != YAML::NullAnchor) report(mark, "YAML anchors (&name) are not supported");
   }
   // Called for every node: in a map, nodes alternate key, value.
   void node(const YAML::Mark& mark, const std::string* key_text) {
@@ -82,8 +81,8 @@ class StrictHandler : public YAML::EventHandler {
     no_anchor(mark, anchor);
     node(mark, nullptr);
     if (frames_.size() >= kMaxDepth)
-      throw WorkloadError(at_mark(mark, file_), "nesting deeper than " +
-                                                    std::to_string(kMaxDepth) + " levels");
+      throw WorkloadError(at_mark(mark, file_),
+                          "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
     frames_.push_back(Frame{is_map, true, {}});
   }
   void close() {
@@ -108,11 +107,16 @@ class StrictHandler : public YAML::EventHandler {
 
 std::string type_name(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Scalar: return quoted_scalar(n);
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Undefined: return "nothing";
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return quoted_scalar(n);
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Undefined:
+      return "nothing";
   }
   return "?";
 }
@@ -135,9 +139,9 @@ YAML::Node load_single_document(std::string_view text, const std::string& file) 
     }
     YAML::Node root = YAML::Load(owned);
     if (!root.IsMap())
-      throw WorkloadError(at_mark(root.Mark(), file),
-                          "expected a map with keys name, dtype, tensors, ops; got " +
-                              type_name(root));
+      throw WorkloadError(
+          at_mark(root.Mark(), file),
+          "expected a map with keys name, dtype, tensors, ops; got " + type_name(root));
     return root;
   } catch (const YAML::Exception& e) {
     throw WorkloadError(at_mark(e.mark, file), "YAML syntax: " + e.msg);
@@ -160,9 +164,8 @@ std::string quoted_scalar(const YAML::Node& node) {
 MapReader::MapReader(const YAML::Node& map, const std::string& file, std::string context)
     : map_(map), file_(file), context_(std::move(context)) {
   if (!map.IsMap())
-    throw WorkloadError(location(map, file),
-                        (context_.empty() ? "" : context_ + ": ") + "expected a map, got " +
-                            type_name(map));
+    throw WorkloadError(location(map, file), (context_.empty() ? "" : context_ + ": ") +
+                                                 "expected a map, got " + type_name(map));
   for (auto it = map.begin(); it != map.end(); ++it)
     entries_.push_back(Entry{it->first.Scalar(), it->first, it->second});
 }
@@ -178,9 +181,9 @@ void MapReader::allow_only(const std::vector<std::string>& keys) const {
     bool known = false;
     for (const std::string& k : keys) known = known || k == e.key;
     if (!known)
-      throw WorkloadError(location(e.key_node, file_),
-                          (context_.empty() ? "" : context_ + ": ") + "unknown key '" + e.key +
-                              "'" + suggestion(e.key, keys));
+      throw WorkloadError(location(e.key_node, file_), (context_.empty() ? "" : context_ + ": ") +
+                                                           "unknown key '" + e.key + "'" +
+                                                           suggestion(e.key, keys));
   }
 }
 

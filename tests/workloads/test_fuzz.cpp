@@ -39,18 +39,41 @@ struct Rng {
 
 std::string mutate(std::string text, Rng& rng) {
   static const std::string kBytes = "[]{}:,-&*!|>#'\"\n\t 0123456789-xe.~?%@`\\";
-  static const char* kTokens[] = {"0", "-1", "99999999999999999999", "2147483647", "1e308", "nan",
-                                  "repeat", "{count: 10000, input: x, output: y, ops: []}",
-                                  "[[[[", "null", "~", "&a", "*a", "<<: *a", "\xff\xfe", "---"};
+  static const char* kTokens[] = {"0",
+                                  "-1",
+                                  "99999999999999999999",
+                                  "2147483647",
+                                  "1e308",
+                                  "nan",
+                                  "repeat",
+                                  "{count: 10000, input: x, output: y, ops: []}",
+                                  "[[[[",
+                                  "null",
+                                  "~",
+                                  "&a",
+                                  "*a",
+                                  "<<: *a",
+                                  "\xff\xfe",
+                                  "---"};
   const int n = 1 + static_cast<int>(rng.below(4));
   for (int i = 0; i < n && !text.empty(); ++i) {
     const std::size_t at = rng.below(text.size());
     switch (rng.below(6)) {
-      case 0: text.erase(at, 1 + rng.below(20)); break;
-      case 1: text.insert(at, 1, kBytes[rng.below(kBytes.size())]); break;
-      case 2: text.insert(at, kTokens[rng.below(std::size(kTokens))]); break;
-      case 3: text[at] = kBytes[rng.below(kBytes.size())]; break;
-      case 4: text.resize(at); break;
+      case 0:
+        text.erase(at, 1 + rng.below(20));
+        break;
+      case 1:
+        text.insert(at, 1, kBytes[rng.below(kBytes.size())]);
+        break;
+      case 2:
+        text.insert(at, kTokens[rng.below(std::size(kTokens))]);
+        break;
+      case 3:
+        text[at] = kBytes[rng.below(kBytes.size())];
+        break;
+      case 4:
+        text.resize(at);
+        break;
       default: {  // duplicate a line elsewhere
         const std::size_t b = text.rfind('\n', at), e = text.find('\n', at);
         const std::size_t start = b == std::string::npos ? 0 : b + 1;
@@ -87,8 +110,7 @@ TEST_CASE("fuzz: mutated YAML graphs fail cleanly", "[workloads][fuzz]") {
   std::uint64_t seed = 0x9e3779b97f4a7c15ull;
   for (const char* file : {"bert-base-layer-s128.yaml", "gpt2-small-decode.yaml",
                            "mobilenetv2.yaml", "teach/matmul-4x4.yaml"})
-    fuzz(read(file), seed++, 150,
-         [](const std::string& t) { parse_graph_yaml(t, "f.yaml"); });
+    fuzz(read(file), seed++, 150, [](const std::string& t) { parse_graph_yaml(t, "f.yaml"); });
 }
 
 TEST_CASE("fuzz: mutated SCALE-Sim CSVs fail cleanly", "[workloads][fuzz]") {

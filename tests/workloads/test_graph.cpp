@@ -25,8 +25,8 @@ OpAttrs conv_attrs(std::int64_t stride, std::int64_t pad, std::int64_t dilation 
 TEST_CASE("graph: names round-trip for every op kind and role", "[workloads][graph]") {
   for (OpKind k : kAllOpKinds) REQUIRE(op_kind_from_name(op_kind_name(k)) == k);
   REQUIRE_FALSE(op_kind_from_name("linear"));  // YAML sugar, not an IR kind
-  for (TensorRole r : {TensorRole::kInput, TensorRole::kWeight, TensorRole::kActivation,
-                       TensorRole::kOutput})
+  for (TensorRole r :
+       {TensorRole::kInput, TensorRole::kWeight, TensorRole::kActivation, TensorRole::kOutput})
     REQUIRE(role_from_name(role_name(r)) == r);
   REQUIRE(shape_str({12, 128, 64}) == "[12,128,64]");
   REQUIRE(shape_str({}) == "[]");
@@ -52,8 +52,7 @@ TEST_CASE("graph: depthwise and grouped conv2d", "[workloads][graph]") {
   GraphMaker m;
   const TensorId x = m.tensor("x", {1, 8, 8, 32});
   const TensorId dw = m.tensor("dw", {3, 3, 1, 32}, DType::kBf16, TensorRole::kWeight);
-  REQUIRE(m.op("d", OpKind::kConv2d, {x, dw}, conv_attrs(2, 1, 1, 32)).shape ==
-          Shape{1, 4, 4, 32});
+  REQUIRE(m.op("d", OpKind::kConv2d, {x, dw}, conv_attrs(2, 1, 1, 32)).shape == Shape{1, 4, 4, 32});
   // Each output channel sees one input channel: N*OH*OW*Cout*KH*KW*(Cin/groups).
   REQUIRE(op_macs(m.g, m.g.ops.back()) == 4 * 4 * 32 * 9 * 1);
   const TensorId gw = m.tensor("gw", {1, 1, 8, 16}, DType::kBf16, TensorRole::kWeight);
@@ -69,7 +68,8 @@ TEST_CASE("graph: depthwise and grouped conv2d", "[workloads][graph]") {
                Contains("height: window 9") && Contains("larger than the padded input 8"));
 }
 
-TEST_CASE("graph: matmul broadcasts batch dimensions and honours transposes", "[workloads][graph]") {
+TEST_CASE("graph: matmul broadcasts batch dimensions and honours transposes",
+          "[workloads][graph]") {
   GraphMaker m;
   const TensorId a = m.tensor("a", {2, 1, 4, 8});
   const TensorId b = m.tensor("b", {3, 8, 5});
@@ -165,7 +165,8 @@ TEST_CASE("graph: pools, reshape, transpose, concat, embedding", "[workloads][gr
   REQUIRE_THAT(m.shape_error(OpKind::kEmbedding, {table, s}), Contains("must be int32"));
 }
 
-TEST_CASE("graph: dtypes of integer matmul and attributes that do not apply", "[workloads][graph]") {
+TEST_CASE("graph: dtypes of integer matmul and attributes that do not apply",
+          "[workloads][graph]") {
   GraphMaker m;
   const TensorId a = m.tensor("a", {4, 4}, DType::kInt8);
   const TensorId b = m.tensor("b", {4, 4}, DType::kInt8, TensorRole::kWeight);
@@ -191,8 +192,9 @@ TEST_CASE("graph: validate catches roles, order and declared shapes", "[workload
 
   GraphMaker wrong = m;
   wrong.g.tensors.back().shape = {3, 2};
-  REQUIRE_THROWS_WITH(validate(wrong.g),
-                      Contains("op 'r' (relu): output 'r' is declared [3,2] but the op produces [2,3]"));
+  REQUIRE_THROWS_WITH(
+      validate(wrong.g),
+      Contains("op 'r' (relu): output 'r' is declared [3,2] but the op produces [2,3]"));
 
   GraphMaker writes_input = m;
   writes_input.g.ops.back().output = x;

@@ -72,9 +72,10 @@ TEST_CASE("npy: float32 data for a bf16 tensor is rounded", "[workloads][npy]") 
 
 TEST_CASE("npy: bad files are refused with one line", "[workloads][npy][errors]") {
   const std::string good = encode_npy(TensorData{{2, 2}, DType::kFp32, {1, 2, 3, 4}});
-  CHECK(error_of("PK\x03\x04 not numpy") == "d.npy: not a .npy file (wrong magic; expected \\x93NUMPY)");
+  CHECK(error_of("PK\x03\x04 not numpy") ==
+        "d.npy: not a .npy file (wrong magic; expected \\x93NUMPY)");
   CHECK(error_of(good.substr(0, good.size() - 1)) ==
-          "d.npy: data is 15 bytes but shape [2,2] of <f4 needs 16");
+        "d.npy: data is 15 bytes but shape [2,2] of <f4 needs 16");
   std::string f8 = good;
   f8.replace(f8.find("<f4"), 3, "<f8");
   CHECK_THAT(error_of(f8), Contains("d.npy: unsupported dtype '<f8'"));
@@ -94,7 +95,7 @@ TEST_CASE("npy: bad files are refused with one line", "[workloads][npy][errors]"
   const std::string ints = encode_npy(TensorData{{2, 2}, DType::kInt32, {1, 2, 3, 4}});
   const Tensor b16 = tensor("b", {2, 2}, DType::kBf16);
   CHECK(error_of(ints, &b16) ==
-          "d.npy: dtype int32 does not fit tensor 'b' of dtype bf16 (store bf16 as float32)");
+        "d.npy: dtype int32 does not fit tensor 'b' of dtype bf16 (store bf16 as float32)");
   REQUIRE_THROWS_WITH(read_npy("/nonexistent.npy"),
                       "/nonexistent.npy: cannot read: not a regular file (or does not exist)");
 }

@@ -33,12 +33,13 @@ TEST_CASE("reference: 2x2 matmul and int8 -> int32", "[workloads][reference]") {
   m.tensor("b", {2, 2}, DType::kFp32, TensorRole::kWeight);
   m.op("c", OpKind::kMatmul, {0, 1});
   // [1 2; 3 4] x [5 6; 7 8] = [19 22; 43 50]
-  REQUIRE(run(m.g, {{"a", data(m.g, "a", {1, 2, 3, 4})}, {"b", data(m.g, "b", {5, 6, 7, 8})}}, "c") ==
-          std::vector<double>{19, 22, 43, 50});
+  REQUIRE(run(m.g, {{"a", data(m.g, "a", {1, 2, 3, 4})}, {"b", data(m.g, "b", {5, 6, 7, 8})}},
+              "c") == std::vector<double>{19, 22, 43, 50});
 
   const Graph teach = parse_graph_yaml(
       "dtype: int8\ntensors:\n  - {name: a, shape: [1, 4], role: input}\n"
-      "  - {name: b, shape: [4, 2], role: weight}\n  - {name: d, role: output}\nops:\n  - {name: c, op: matmul, inputs: [a, b]}\n"
+      "  - {name: b, shape: [4, 2], role: weight}\n  - {name: d, role: output}\nops:\n  - {name: "
+      "c, op: matmul, inputs: [a, b]}\n"
       "  - {name: d, op: relu, inputs: [c]}\n",
       "t.yaml");
   // -128 * -128 * 4 = 65536 does not fit int8 or int16: the int32 result is exact.
@@ -57,8 +58,8 @@ TEST_CASE("reference: batched matmul with broadcast and transposed operands",
   tb.transpose_b = true;
   m.op("c", OpKind::kMatmul, {0, 1}, tb);
   // b^T = [1 3; 2 4]; [1 1] b^T = [3 7]; [2 0] b^T = [2 6]
-  REQUIRE(run(m.g, {{"a", data(m.g, "a", {1, 1, 2, 0})}, {"b", data(m.g, "b", {1, 2, 3, 4})}}, "c") ==
-          std::vector<double>{3, 7, 2, 6});
+  REQUIRE(run(m.g, {{"a", data(m.g, "a", {1, 1, 2, 0})}, {"b", data(m.g, "b", {1, 2, 3, 4})}},
+              "c") == std::vector<double>{3, 7, 2, 6});
 }
 
 TEST_CASE("reference: 3x3 conv with zero padding, stride and depthwise", "[workloads][reference]") {
@@ -91,8 +92,10 @@ TEST_CASE("reference: 3x3 conv with zero padding, stride and depthwise", "[workl
   dw.groups = 2;
   d.op("y", OpKind::kConv2d, {0, 1, 2}, dw);
   // Channel c is scaled by w[c] alone, then biased.
-  REQUIRE(run(d.g, {{"x", data(d.g, "x", {1, 2, 3, 4})}, {"w", data(d.g, "w", {10, 100})},
-                    {"b", data(d.g, "b", {0.5, -1})}},
+  REQUIRE(run(d.g,
+              {{"x", data(d.g, "x", {1, 2, 3, 4})},
+               {"w", data(d.g, "w", {10, 100})},
+               {"b", data(d.g, "b", {0.5, -1})}},
               "y") == std::vector<double>{10.5, 199, 30.5, 399});
 }
 

@@ -30,9 +30,9 @@ std::int64_t resnet_macs(std::int64_t n, bool bottleneck) {
     for (std::int64_t b = 0; b < (bottleneck ? blocks50[s] : blocks18[s]); ++b) {
       const std::int64_t in_hw = b == 0 ? hw : out_hw;
       if (bottleneck) {
-        macs += conv(n, in_hw, width, 1, cin);        // 1x1 reduce (stride 1 in v1.5)
-        macs += conv(n, out_hw, width, 3, width);     // 3x3, carries the stride
-        macs += conv(n, out_hw, out, 1, width);       // 1x1 expand
+        macs += conv(n, in_hw, width, 1, cin);     // 1x1 reduce (stride 1 in v1.5)
+        macs += conv(n, out_hw, width, 3, width);  // 3x3, carries the stride
+        macs += conv(n, out_hw, out, 1, width);    // 1x1 expand
       } else {
         macs += conv(n, out_hw, width, 3, cin) + conv(n, out_hw, width, 3, width);
       }
@@ -126,9 +126,9 @@ TEST_CASE("samples: GEMM, teaching and TPUv3 kernels", "[workloads][samples]") {
   REQUIRE(graph_macs(teach) == 64);
   REQUIRE(teach.tensor(teach.ops[0].output).dtype == DType::kInt32);
   for (std::int64_t m : {256, 512, 1024, 2048})
-    REQUIRE(graph_macs(load_workload(sample("tpuv3/gemm_" + std::to_string(m) + "x" +
-                                            std::to_string(m) + "x" + std::to_string(m) +
-                                            ".yaml"))) == m * m * m);
+    REQUIRE(graph_macs(
+                load_workload(sample("tpuv3/gemm_" + std::to_string(m) + "x" + std::to_string(m) +
+                                     "x" + std::to_string(m) + ".yaml"))) == m * m * m);
   // conv_B x H x W x Cin x Cout x 3 x 1 x 1: same-size output.
   for (auto [h, c] : {std::pair{56, 64}, {28, 128}, {14, 256}, {7, 512}}) {
     const std::string name = "tpuv3/conv_64x" + std::to_string(h) + "x" + std::to_string(h) + "x" +

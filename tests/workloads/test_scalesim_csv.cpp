@@ -25,13 +25,14 @@ std::string error_of(const std::string& text) {
 
 TEST_CASE("scalesim: conv rows with trailing commas, padding spaces, tabs and #dw marks",
           "[workloads][scalesim]") {
-  const Graph g = parse_scalesim_csv(std::string(kConvHeader) +
-                                         "\n"
-                                         "Conv1     ,224         ,224  ,11  ,11  ,3   ,96  ,4      ,\r\n"
-                                         ",,,,,,,,,,\n"
-                                         "\tConv2_dw, 112, 112, 3, 3, 1, 1, 2,#dw\n"
-                                         "FC, 1, 1, 1, 1, 1024, 1000, 1\n",
-                                     "t.csv", DType::kInt8);
+  const Graph g =
+      parse_scalesim_csv(std::string(kConvHeader) +
+                             "\n"
+                             "Conv1     ,224         ,224  ,11  ,11  ,3   ,96  ,4      ,\r\n"
+                             ",,,,,,,,,,\n"
+                             "\tConv2_dw, 112, 112, 3, 3, 1, 1, 2,#dw\n"
+                             "FC, 1, 1, 1, 1, 1024, 1000, 1\n",
+                         "t.csv", DType::kInt8);
   REQUIRE(g.name == "t");
   REQUIRE(g.ops.size() == 3);
   // SCALE-Sim: no padding, OH = (H - FH) / S + 1 = (224 - 11) / 4 + 1 = 54.
@@ -69,8 +70,11 @@ TEST_CASE("scalesim: GEMM rows become A[M,K] x B[K,N]", "[workloads][scalesim]")
 TEST_CASE("scalesim: the copied SCALE-Sim topologies", "[workloads][scalesim]") {
   const std::string dir = std::string(TPUSIM_SOURCE_DIR) + "/workloads/scalesim/";
   // AlexNet rows (H, FH, C, NF, S) from the file, SCALE-Sim's unpadded output size.
-  const std::int64_t rows[][5] = {{224, 11, 3, 96, 4},   {27, 5, 96, 256, 1}, {13, 3, 256, 384, 1},
-                                  {13, 3, 384, 384, 1}, {13, 3, 384, 256, 1}};
+  const std::int64_t rows[][5] = {{224, 11, 3, 96, 4},
+                                  {27, 5, 96, 256, 1},
+                                  {13, 3, 256, 384, 1},
+                                  {13, 3, 384, 384, 1},
+                                  {13, 3, 384, 256, 1}};
   std::int64_t macs = 0;
   for (const auto& [h, f, c, nf, s] : rows) {
     const std::int64_t o = (h - f) / s + 1;
@@ -84,21 +88,22 @@ TEST_CASE("scalesim: the copied SCALE-Sim topologies", "[workloads][scalesim]") 
 TEST_CASE("scalesim: bad files name line and column", "[workloads][scalesim][errors]") {
   const std::string h = kConvHeader;
   CHECK(error_of(h + "c1, 8, 8, 3, 3, 4, x, 1,\n") ==
-          "t.csv:2:7: Num Filter: expected an integer in [1, 2^31), got 'x'");
+        "t.csv:2:7: Num Filter: expected an integer in [1, 2^31), got 'x'");
   CHECK(error_of(h + "c1, 8, 8, 3, 3, 4, 2\n") ==
-          "t.csv:2:8: expected 8 columns (name, H, W, FH, FW, C, filters, stride), got 7");
+        "t.csv:2:8: expected 8 columns (name, H, W, FH, FW, C, filters, stride), got 7");
   CHECK(error_of(h + "c1, 8, 8, 3, 3, 4, 2, 1, 5\n") ==
-          "t.csv:2:9: unexpected value '5' after the last column");
+        "t.csv:2:9: unexpected value '5' after the last column");
   CHECK(error_of(h + "c1, 8, 8, 9, 3, 4, 2, 1\n") ==
-          "t.csv:2:4: Filter Height 9 is larger than IFMAP Height 8");
+        "t.csv:2:4: Filter Height 9 is larger than IFMAP Height 8");
   CHECK(error_of(h + "c1, 8, 8, 3, 3, 4, 2, 1\nc1, 8, 8, 3, 3, 4, 2, 1\n") ==
-          "t.csv:3:1: duplicate layer name 'c1'");
+        "t.csv:3:1: duplicate layer name 'c1'");
   CHECK(error_of(h + ", 8, 8, 3, 3, 4, 2, 1\n") == "t.csv:2:1: layer name is empty");
-  CHECK_THAT(error_of("Layer,M,N\nx,1,2\n"), StartsWith("t.csv:1:1: not a SCALE-Sim topology header"));
+  CHECK_THAT(error_of("Layer,M,N\nx,1,2\n"),
+             StartsWith("t.csv:1:1: not a SCALE-Sim topology header"));
   CHECK(error_of("Layer,M,N,K\n") == "t.csv:1:1: no layers after the header");
   CHECK(error_of("") == "t.csv: empty file: no SCALE-Sim header");
   CHECK(error_of("Layer,M,N,K\ng,1,2,99999999999\n") ==
-          "t.csv:2:4: K: expected an integer in [1, 2^31), got '99999999999'");
+        "t.csv:2:4: K: expected an integer in [1, 2^31), got '99999999999'");
   REQUIRE_THROWS_WITH(load_scalesim_csv("/nonexistent.csv", DType::kBf16),
                       "/nonexistent.csv: cannot read: not a regular file (or does not exist)");
 }

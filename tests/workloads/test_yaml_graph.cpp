@@ -27,7 +27,8 @@ const char* kHead =
 
 }  // namespace
 
-TEST_CASE("yaml: a small graph with implicit weights, bias and declared output", "[workloads][yaml]") {
+TEST_CASE("yaml: a small graph with implicit weights, bias and declared output",
+          "[workloads][yaml]") {
   const Graph g = parse_graph_yaml(
       "name: tiny\n"
       "dtype: bf16\n"
@@ -112,7 +113,8 @@ TEST_CASE("yaml: nested repeat blocks compose their suffixes", "[workloads][yaml
       "      input: x\n"
       "      output: z\n"
       "      ops:\n"
-      "        - repeat: {count: 2, input: x, output: z, ops: [{name: z, op: relu, inputs: [x]}]}\n",
+      "        - repeat: {count: 2, input: x, output: z, ops: [{name: z, op: relu, inputs: "
+      "[x]}]}\n",
       "nest.yaml");
   REQUIRE(g.ops.size() == 4);
   REQUIRE(g.tensor(g.ops[0].output).name == "z.0.0");
@@ -125,70 +127,81 @@ TEST_CASE("yaml: bad input gives one line at file:line:col", "[workloads][yaml][
   const std::string head = kHead;
   // Unknown keys, with the nearest valid key suggested.
   CHECK(error_of(head + "  - {name: a, op: relu, inptus: [x]}\n") ==
-          "g.yaml:4:25: op 'a' (relu): unknown key 'inptus' (did you mean 'inputs'?)");
+        "g.yaml:4:25: op 'a' (relu): unknown key 'inptus' (did you mean 'inputs'?)");
   CHECK(error_of("nmae: g\nops: []\n") == "g.yaml:1:1: unknown key 'nmae' (did you mean 'name'?)");
   CHECK_THAT(error_of(head + "  - {name: a, op: relu, inputs: [x], stride: 2}\n"),
-               StartsWith("g.yaml:4:38: op 'a' (relu): unknown key 'stride' (expected one of:"));
+             StartsWith("g.yaml:4:38: op 'a' (relu): unknown key 'stride' (expected one of:"));
   // Unknown names of things.
   CHECK(error_of(head + "  - {name: a, op: reluu, inputs: [x]}\n") ==
-          "g.yaml:4:19: op 'a': op: unknown operator 'reluu' (did you mean 'relu'?)");
+        "g.yaml:4:19: op 'a': op: unknown operator 'reluu' (did you mean 'relu'?)");
   CHECK(error_of(head + "  - {name: a, op: relu, inputs: [xx]}\n") ==
-          "g.yaml:4:33: op 'a' (relu): inputs: unknown tensor 'xx' (did you mean 'x'?)");
+        "g.yaml:4:33: op 'a' (relu): inputs: unknown tensor 'xx' (did you mean 'x'?)");
   CHECK_THAT(error_of("dtype: bf61\nops: []\n"),
-               StartsWith("g.yaml:1:8: dtype: unknown dtype 'bf61' (did you mean 'bf16'?)"));
-  CHECK_THAT(error_of("tensors:\n  - {name: x, shape: [1], role: inptu}\n"),
-               StartsWith("g.yaml:2:33: tensor 'x': role: unknown role 'inptu' (did you mean 'input'?)"));
+             StartsWith("g.yaml:1:8: dtype: unknown dtype 'bf61' (did you mean 'bf16'?)"));
+  CHECK_THAT(
+      error_of("tensors:\n  - {name: x, shape: [1], role: inptu}\n"),
+      StartsWith("g.yaml:2:33: tensor 'x': role: unknown role 'inptu' (did you mean 'input'?)"));
   // Wrong types and missing keys.
-  CHECK(error_of(head + "  - {name: c, op: conv2d, inputs: [x], filters: 4, kernel: 3, stride: two}\n") ==
-          "g.yaml:4:71: op 'c' (conv2d): stride: expected an integer in [1, 2147483647], got 'two'");
+  CHECK(error_of(head +
+                 "  - {name: c, op: conv2d, inputs: [x], filters: 4, kernel: 3, stride: two}\n") ==
+        "g.yaml:4:71: op 'c' (conv2d): stride: expected an integer in [1, 2147483647], got 'two'");
   CHECK(error_of(head + "  - {name: s, op: softmax, inputs: [x], causal: 1}\n") ==
-          "g.yaml:4:49: op 's' (softmax): causal: expected true or false, got '1'");
+        "g.yaml:4:49: op 's' (softmax): causal: expected true or false, got '1'");
   CHECK(error_of(head + "  - {name: a, op: relu}\n") ==
-          "g.yaml:4:5: op 'a' (relu): inputs: missing required key");
+        "g.yaml:4:5: op 'a' (relu): inputs: missing required key");
   CHECK(error_of(head + "  - {name: a, op: relu, inputs: x}\n") ==
-          "g.yaml:4:33: op 'a' (relu): inputs: expected a list of names, got 'x'");
+        "g.yaml:4:33: op 'a' (relu): inputs: expected a list of names, got 'x'");
   CHECK(error_of("tensors:\n  - {name: x, role: input}\nops: []\n") ==
-          "g.yaml:2:5: tensor 'x': shape: missing required key");
+        "g.yaml:2:5: tensor 'x': shape: missing required key");
   CHECK(error_of("tensors:\n  - {name: x, shape: [0, 2], role: input}\n") ==
-          "g.yaml:2:23: tensor 'x': shape: expected an integer in [1, 2147483647], got '0'");
+        "g.yaml:2:23: tensor 'x': shape: expected an integer in [1, 2147483647], got '0'");
   CHECK_THAT(error_of(head + "  - {name: 1a, op: relu, inputs: [x]}\n"),
-               StartsWith("g.yaml:4:12: op: name: '1a' is not a valid name"));
+             StartsWith("g.yaml:4:12: op: name: '1a' is not a valid name"));
   CHECK(error_of("[1, 2]\n") ==
-          "g.yaml:1:1: expected a map with keys name, dtype, tensors, ops; got a list");
+        "g.yaml:1:1: expected a map with keys name, dtype, tensors, ops; got a list");
   CHECK(error_of(head) == "g.yaml:3:1: ops: has no value");
   // Duplicates.
-  CHECK(error_of("tensors:\n  - {name: x, shape: [1], role: input}\n  - {name: x, shape: [2], role: input}\n") ==
-          "g.yaml:3:5: duplicate tensor name 'x' (first defined at g.yaml:2:5)");
-  CHECK(error_of(head + "  - {name: a, op: relu, inputs: [x]}\n  - {name: a, op: relu, inputs: [x], output: b}\n") ==
-          "g.yaml:5:12: op 'a': name: duplicate op name (first defined at g.yaml:4:5)");
+  CHECK(error_of("tensors:\n  - {name: x, shape: [1], role: input}\n  - {name: x, shape: [2], "
+                 "role: input}\n") ==
+        "g.yaml:3:5: duplicate tensor name 'x' (first defined at g.yaml:2:5)");
+  CHECK(error_of(head + "  - {name: a, op: relu, inputs: [x]}\n  - {name: a, op: relu, inputs: "
+                        "[x], output: b}\n") ==
+        "g.yaml:5:12: op 'a': name: duplicate op name (first defined at g.yaml:4:5)");
   CHECK(error_of(head + "  - {name: a, op: relu, inputs: [x], output: x}\n") ==
-          "g.yaml:4:46: op 'a' (relu): output: tensor 'x' is already defined (at g.yaml:2:5)");
+        "g.yaml:4:46: op 'a' (relu): output: tensor 'x' is already defined (at g.yaml:2:5)");
   CHECK(error_of("tensors:\n  - {name: x, shape: [1], role: input, name: y}\n") ==
-          "g.yaml:2:40: duplicate key 'name'");
+        "g.yaml:2:40: duplicate key 'name'");
   // Shapes that do not fit.
   CHECK(error_of(head + "  - {name: m, op: matmul, inputs: [x, x]}\n") ==
-          "g.yaml:4:5: op 'm' (matmul): inner dimensions differ: a is [2,8] (K=8), b is [2,8] (K=2)");
-  CHECK(error_of("tensors:\n  - {name: x, shape: [2], role: input}\n  - {name: y, shape: [3], role: output}\n"
-                   "ops:\n  - {name: y, op: relu, inputs: [x]}\n") ==
-          "g.yaml:5:12: op 'y' (relu): output: 'y' is declared [3] (at g.yaml:3:5) but the op produces [2]");
-  CHECK(error_of("tensors:\n  - {name: x, shape: [2], role: input}\n  - {name: w, shape: [2], role: weight}\n"
-                   "ops:\n  - {name: y, op: relu, inputs: [x]}\n") ==
-          "g.yaml:3:5: weight 'w' is never read by any op");
+        "g.yaml:4:5: op 'm' (matmul): inner dimensions differ: a is [2,8] (K=8), b is [2,8] (K=2)");
+  CHECK(error_of("tensors:\n  - {name: x, shape: [2], role: input}\n  - {name: y, shape: [3], "
+                 "role: output}\n"
+                 "ops:\n  - {name: y, op: relu, inputs: [x]}\n") ==
+        "g.yaml:5:12: op 'y' (relu): output: 'y' is declared [3] (at g.yaml:3:5) but the op "
+        "produces [2]");
+  CHECK(error_of("tensors:\n  - {name: x, shape: [2], role: input}\n  - {name: w, shape: [2], "
+                 "role: weight}\n"
+                 "ops:\n  - {name: y, op: relu, inputs: [x]}\n") ==
+        "g.yaml:3:5: weight 'w' is never read by any op");
   CHECK_THAT(error_of(head + "  - {name: c, op: conv2d, inputs: [x], filters: 4, kernel: 3}\n"),
-               StartsWith("g.yaml:4:35: op 'c' (conv2d): inputs: x [2,8] must be NHWC"));
+             StartsWith("g.yaml:4:35: op 'c' (conv2d): inputs: x [2,8] must be NHWC"));
   CHECK(error_of(head + "  - {name: l, op: linear, inputs: [x]}\n") ==
-          "g.yaml:4:5: op 'l' (linear): features: missing: with one input, linear declares its weight [K, features]");
+        "g.yaml:4:5: op 'l' (linear): features: missing: with one input, linear declares its "
+        "weight [K, features]");
 }
 
 TEST_CASE("yaml: YAML-level problems are refused", "[workloads][yaml][errors]") {
-  CHECK(error_of("ops: []\n---\nops: []\n") == "g.yaml:2:1: only one YAML document per file is allowed");
+  CHECK(error_of("ops: []\n---\nops: []\n") ==
+        "g.yaml:2:1: only one YAML document per file is allowed");
   CHECK(error_of("tensors:\n  - &t {name: x, shape: [1], role: input}\n") ==
-          "g.yaml:2:5: YAML anchors (&name) are not supported");
+        "g.yaml:2:5: YAML anchors (&name) are not supported");
   CHECK_THAT(error_of("a: [1, 2\n"), StartsWith("g.yaml:") && Contains("YAML syntax:"));
   CHECK(error_of("? [a]\n: 1\n") == "g.yaml:1:3: map keys must be plain names");
-  CHECK_THAT(error_of(std::string(70, '[') + std::string(70, ']')), Contains("nesting deeper than 64"));
+  CHECK_THAT(error_of(std::string(70, '[') + std::string(70, ']')),
+             Contains("nesting deeper than 64"));
   CHECK(error_of("") == "g.yaml: expected a map with keys name, dtype, tensors, ops; got nothing");
-  CHECK_THAT(error_of(std::string((16 << 20) + 1, ' ')), StartsWith("g.yaml: file is larger than 16 MiB"));
+  CHECK_THAT(error_of(std::string((16 << 20) + 1, ' ')),
+             StartsWith("g.yaml: file is larger than 16 MiB"));
   REQUIRE_THROWS_WITH(load_graph_yaml("/nonexistent/x.yaml"),
                       "/nonexistent/x.yaml: cannot read: not a regular file (or does not exist)");
 }
@@ -199,16 +212,18 @@ TEST_CASE("yaml: repeat block errors", "[workloads][yaml][errors]") {
     return error_of(head + "  - repeat: {" + fields + "}\n");
   };
   CHECK(block("count: 0, input: x, output: y, ops: [{name: y, op: relu, inputs: [x]}]") ==
-          "g.yaml:4:21: repeat: count: expected an integer in [1, 10000], got '0'");
+        "g.yaml:4:21: repeat: count: expected an integer in [1, 10000], got '0'");
   CHECK(block("count: 2, input: x, output: y, ops: [{name: z, op: relu, inputs: [x]}]") ==
-          "g.yaml:4:42: repeat: output: no op in the block produces 'y'");
+        "g.yaml:4:42: repeat: output: no op in the block produces 'y'");
   CHECK(block("count: 2, input: x, output: x, ops: [{name: x, op: relu, inputs: [x]}]") ==
-          "g.yaml:4:42: repeat: output: must differ from input 'x': after the block it names the last iteration's result");
+        "g.yaml:4:42: repeat: output: must differ from input 'x': after the block it names the "
+        "last iteration's result");
   CHECK(block("count: 2, input: q, output: y, ops: [{name: y, op: relu, inputs: [q]}]") ==
-          "g.yaml:4:31: repeat: input: unknown tensor 'q' (did you mean 'x'?)");
+        "g.yaml:4:31: repeat: input: unknown tensor 'q' (did you mean 'x'?)");
   CHECK(block("count: 2, inptu: x, output: y, ops: []") ==
-          "g.yaml:4:24: repeat: unknown key 'inptu' (did you mean 'input'?)");
+        "g.yaml:4:24: repeat: unknown key 'inptu' (did you mean 'input'?)");
   CHECK_THAT(error_of(head + "  - repeat: {count: 10000, input: x, output: y, ops: [\n"
-                               "      {repeat: {count: 10000, input: x, output: y, ops: [{name: y, op: relu, inputs: [x]}]}}]}\n"),
-               Contains("the graph expands to more than 100000 operators"));
+                             "      {repeat: {count: 10000, input: x, output: y, ops: [{name: y, "
+                             "op: relu, inputs: [x]}]}}]}\n"),
+             Contains("the graph expands to more than 100000 operators"));
 }

@@ -15,7 +15,8 @@ struct GraphMaker {
 
   TensorId tensor(const std::string& name, Shape shape, DType dtype = DType::kBf16,
                   TensorRole role = TensorRole::kInput) {
-    g.tensors.push_back(Tensor{name, std::move(shape), dtype, role, SourceLocation{"t.yaml", 1, 1}});
+    g.tensors.push_back(
+        Tensor{name, std::move(shape), dtype, role, SourceLocation{"t.yaml", 1, 1}});
     return static_cast<TensorId>(g.tensors.size() - 1);
   }
 
