@@ -1,16 +1,15 @@
 #pragma once
-// "Did you mean" for misspelt keys, operator kinds and tensor names. Kept here rather than shared
-// with sim/config because workloads may not depend on it (DESIGN.md folder rules).
+// "Did you mean" for misspelt keys, operator kinds and tensor names (the distance itself is
+// shared with sim/config through sim/base).
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace tpusim::workloads {
+#include "sim/base/edit_distance.h"
 
-// Levenshtein distance (insert, delete, substitute each cost 1).
-std::size_t edit_distance(std::string_view a, std::string_view b);
+namespace tpusim::workloads {
 
 // The candidate closest to `word`, or "" when none is close enough to be a likely typo
 // (distance at most max(2, |word| / 3)). Ties go to the earlier candidate.

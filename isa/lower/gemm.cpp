@@ -26,12 +26,18 @@ std::uint64_t vmem_need(const GemmProblem& p, std::uint64_t tm, std::uint64_t tn
   return 2 * (tm * tk + tk * tn) * ei + 2 * tm * tn * eo + p.resident_bytes + 4 * tn + 9 * 64;
 }
 
+// When a tile has fewer column slices than MXUs, its rows are split so every MXU works (never
+// into parts of fewer than 8 rows).
+std::uint64_t row_parts(const MxuSpec& mxu, std::uint64_t nsubs, std::uint64_t mc) {
+  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, ceil_div(mc, 8)));
+}
+
 // Busy cycles of one MXU for one step: each (weight tile, row block) pair costs the larger of
 // streaming its rows and loading its weights, which the shadow buffer overlaps.
 double step_mxu_cycles(const ChipSpec& chip, std::uint64_t mc, std::uint64_t nc, std::uint64_t kc) {
   const auto& mxu = chip.core.mxu;
   const std::uint64_t nsubs = ceil_div(nc, mxu.cols), ksubs = ceil_div(kc, mxu.rows);
-  const std::uint64_t mparts = std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, ceil_div(mc, 8)));
+  const std::uint64_t mparts = row_parts(mxu, nsubs, mc);
   const std::uint64_t items = nsubs * mparts;
   const std::uint64_t per_mxu = ceil_div(items, mxu.count);
   const double rows = double(ceil_div(mc, mparts));
@@ -207,8 +213,7 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       in_full[buf].take(e);
       if (kb == 0 && ti >= 2) acc_empty[acc].take(e);
       const std::uint64_t nsubs = ceil_div(t.nc, mxu.cols);
-      const std::uint64_t mparts = std::max<std::uint64_t>(
-          1, std::min<std::uint64_t>(mxu.count / nsubs, ceil_div(t.mc, 8)));
+      const std::uint64_t mparts = row_parts(mxu, nsubs, t.mc);
       const std::uint64_t part_rows = ceil_div(t.mc, mparts);
       std::size_t item = 0;
       for (std::uint64_t kk = 0; kk < kc; kk += mxu.rows) {

@@ -4,11 +4,15 @@
 
 namespace tpusim::sim {
 
-std::string resolve_chip_path(const std::string& chip) {
+namespace {
+
+// A bare name (no '/', no extension) is `folder/NAME.yaml`, looked up under the working directory
+// and then under the source tree; anything else is a path, used as given.
+std::string resolve_named(const std::string& arg, const std::string& folder) {
   namespace fs = std::filesystem;
-  const bool bare_name = chip.find('/') == std::string::npos && fs::path(chip).extension().empty();
-  if (!bare_name) return chip;
-  const std::string relative = "configs/chips/" + chip + ".yaml";
+  const bool bare_name = arg.find('/') == std::string::npos && fs::path(arg).extension().empty();
+  if (!bare_name) return arg;
+  const std::string relative = folder + "/" + arg + ".yaml";
   std::error_code ec;
   if (fs::exists(relative, ec)) return relative;
   const std::string in_source = std::string(TPUSIM_SOURCE_DIR) + "/" + relative;
@@ -17,16 +21,10 @@ std::string resolve_chip_path(const std::string& chip) {
   return relative;
 }
 
-std::string resolve_workload_path(const std::string& workload) {
-  namespace fs = std::filesystem;
-  const bool bare_name = workload.find('/') == std::string::npos && fs::path(workload).extension().empty();
-  if (!bare_name) return workload;
-  const std::string relative = "workloads/" + workload + ".yaml";
-  std::error_code ec;
-  if (fs::exists(relative, ec)) return relative;
-  const std::string in_source = std::string(TPUSIM_SOURCE_DIR) + "/" + relative;
-  if (fs::exists(in_source, ec)) return in_source;
-  return relative;
-}
+}  // namespace
+
+std::string resolve_chip_path(const std::string& chip) { return resolve_named(chip, "configs/chips"); }
+
+std::string resolve_workload_path(const std::string& workload) { return resolve_named(workload, "workloads"); }
 
 }  // namespace tpusim::sim

@@ -1,6 +1,5 @@
 // `tpusim asm` and `tpusim disasm`.
 
-#include <fstream>
 #include <iostream>
 
 #include "isa/assembler.h"
@@ -10,6 +9,7 @@
 #include "sim/base/errors.h"
 #include "sim/cli/chip_path.h"
 #include "sim/cli/commands.h"
+#include "sim/report/writers.h"
 #include "sim/config/chip_config.h"
 
 namespace tpusim::sim {
@@ -31,20 +31,7 @@ int run_disasm(const DisasmCommandArgs& args) {
     std::cout << text;
     return kExitOk;
   }
-  // Write beside the target and rename, so a failure never leaves half a file behind.
-  const std::string temp = args.output + ".partial";
-  {
-    std::ofstream out(temp, std::ios::binary);
-    out << text;
-    if (!out.flush()) {
-      std::remove(temp.c_str());
-      throw InputError(args.output + ": cannot write file");
-    }
-  }
-  if (std::rename(temp.c_str(), args.output.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw InputError(args.output + ": cannot write file");
-  }
+  write_file(args.output, text);
   return kExitOk;
 }
 

@@ -119,7 +119,4 @@ class ConfigReader {
   std::set<std::string> known_;
 };
 
-// Edit distance, for "did you mean" suggestions.
-std::size_t edit_distance(std::string_view a, std::string_view b);
-
 }  // namespace tpusim::config

@@ -78,22 +78,6 @@ json energy_json(const EnergyBreakdown& e, bool with_static) {
   return j;
 }
 
-// Writes `text` to `path` through a temporary file, so readers never see half of it.
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path temp = path.string() + ".partial";
-  {
-    std::ofstream out(temp, std::ios::binary);
-    out << text;
-    if (!out.flush()) {
-      std::error_code ec;
-      std::filesystem::remove(temp, ec);
-      throw InputError(path.string() + ": cannot write file");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) throw InputError(path.string() + ": cannot write file (" + ec.message() + ")");
-}
 
 // The memory system in two lines: DRAM channels (model hbm) and the busiest NoC link.
 std::string memory_system_lines(const Report& r) {
@@ -131,6 +115,22 @@ std::string memory_system_lines(const Report& r) {
 }
 
 }  // namespace
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temp = path.string() + ".partial";
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+      std::error_code ec;
+      std::filesystem::remove(temp, ec);
+      throw InputError(path.string() + ": cannot write file");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) throw InputError(path.string() + ": cannot write file (" + ec.message() + ")");
+}
 
 std::string terminal_summary(const Report& r) {
   std::ostringstream out;

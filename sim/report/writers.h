@@ -2,11 +2,16 @@
 // Formats a Report: the terminal summary, report.json (schema tpusim.report/1), ops.csv and
 // trace.json (Chrome trace event format). docs/report.md documents every field.
 
+#include <filesystem>
 #include <string>
 
 #include "sim/report/report.h"
 
 namespace tpusim::sim {
+
+// Writes `text` to `path` through a temporary file renamed into place, so a failure never
+// leaves half a file behind. InputError naming the path when it cannot.
+void write_file(const std::filesystem::path& path, const std::string& text);
 
 std::string terminal_summary(const Report& report);
 std::string report_json(const Report& report);

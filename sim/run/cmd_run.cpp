@@ -1,7 +1,6 @@
 // `tpusim run` (compile a workload for a chip and simulate it) and `tpusim compile`.
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <set>
 
@@ -13,6 +12,7 @@
 #include "sim/cli/chip_path.h"
 #include "sim/cli/commands.h"
 #include "sim/run/functional_io.h"
+#include "sim/report/writers.h"
 #include "sim/run/simulate.h"
 #include "workloads/load.h"
 
@@ -73,13 +73,7 @@ int run_compile(const CompileCommandArgs& args) {
     start = end + 1;
   }
   text += "\n" + isa::disassemble(lowered.program);
-  const std::string temp = args.output + ".partial";
-  std::ofstream out(temp);
-  out << text;
-  if (!out.flush() || std::rename(temp.c_str(), args.output.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw InputError(args.output + ": cannot write file");
-  }
+  write_file(args.output, text);
   return kExitOk;
 }
 

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <iostream>
@@ -13,6 +12,7 @@
 #include "sim/cli/chip_path.h"
 #include "sim/cli/commands.h"
 #include "sim/config/chip_config.h"
+#include "sim/report/writers.h"
 #include "sim/run/simulate.h"
 
 namespace tpusim::sim {
@@ -89,15 +89,6 @@ std::vector<std::uint8_t> read_binary(const std::string& path) {
   return data;
 }
 
-void write_binary(const std::string& path, const std::vector<std::uint8_t>& data) {
-  const std::string temp = path + ".partial";
-  std::ofstream out(temp, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  if (!out.flush() || std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw InputError(path + ": cannot write file");
-  }
-}
 
 }  // namespace
 
@@ -127,7 +118,7 @@ int run_exec(const ExecCommandArgs& args) {
     for (const MemoryImage& image : dumps) {
       std::vector<std::uint8_t> data(image.bytes);
       store.read(image.addr, data.data(), data.size());
-      write_binary(image.file, data);
+      write_file(image.file, std::string(data.begin(), data.end()));
     }
   };
   return simulate(request);

@@ -159,7 +159,7 @@ TEST_CASE("run: a BERT-base encoder layer matches the reference", "[run]") {
   CHECK(o.worst < 1.0 / 32);
 }
 
-TEST_CASE("run: the same workload on simple and HBM memory gives the same outputs", "[run]") {
+TEST_CASE("run: with memory.model hbm the int8 matmul equals the reference exactly, as with simple", "[run]") {
   const std::string graph = slurp(TPUSIM_SOURCE_DIR "/workloads/teach/matmul-4x4.yaml");
   const Outcome hbm = run_and_compare("teach-4x4", graph, "--set memory.model=hbm");
   REQUIRE(hbm.exit_code == 0);
