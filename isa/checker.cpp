@@ -130,10 +130,14 @@ class Checker {
     }
     positive(i, "k", k);
     positive(i, "n", n);
-    if (k > c_.core.mxu.rows)
+    // The stationary operand must fit the array; the streamed one is as long as it likes:
+    // ws holds W (K x N), os holds the outputs (N on columns, K streams), is holds the inputs
+    // (K on rows, the N weight columns stream).
+    const Dataflow flow = c_.core.mxu.dataflow;
+    if (k > c_.core.mxu.rows && flow != Dataflow::kOutputStationary)
       fail(i, "k=" + std::to_string(k) + " exceeds the MXU rows (core.mxu.rows is " +
                   std::to_string(c_.core.mxu.rows) + ")");
-    if (n > c_.core.mxu.cols)
+    if (n > c_.core.mxu.cols && flow != Dataflow::kInputStationary)
       fail(i, "n=" + std::to_string(n) + " exceeds the MXU columns (core.mxu.cols is " +
                   std::to_string(c_.core.mxu.cols) + ")");
   }

@@ -32,17 +32,45 @@ std::uint64_t row_parts(const MxuSpec& mxu, std::uint64_t nsubs, std::uint64_t m
   return std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, ceil_div(mc, 8)));
 }
 
-// Busy cycles of one MXU for one step: each (weight tile, row block) pair costs the larger of
-// streaming its rows and loading its weights, which the shadow buffer overlaps.
+// The largest K and N slices one weight tile covers. The stationary operand must fit the
+// array; the streamed one need not be cut: K streams in os, the N weight columns in is.
+std::uint64_t k_slice(const MxuSpec& mxu, std::uint64_t kc) {
+  return mxu.dataflow == Dataflow::kOutputStationary ? kc : mxu.rows;
+}
+std::uint64_t n_slice(const MxuSpec& mxu, std::uint64_t nc) {
+  return mxu.dataflow == Dataflow::kInputStationary ? nc : mxu.cols;
+}
+
+// Busy cycles of one MXU for one step (models/mxu/mxu_timing.h has the exact rules). With
+// double buffering, a ws (weight tile, row block) pair costs the larger of streaming its rows and
+// loading its weights; os folds of R rows cost K plus the wavefront's skew; is folds of C inputs
+// cost the N streamed columns. Without it every fold also waits for the array to fill and drain.
 double step_mxu_cycles(const ChipSpec& chip, std::uint64_t mc, std::uint64_t nc, std::uint64_t kc) {
   const auto& mxu = chip.core.mxu;
-  const std::uint64_t nsubs = ceil_div(nc, mxu.cols), ksubs = ceil_div(kc, mxu.rows);
+  const std::uint64_t nsubs = ceil_div(nc, n_slice(mxu, nc)),
+                      ksubs = ceil_div(kc, k_slice(mxu, kc));
   const std::uint64_t mparts = row_parts(mxu, nsubs, mc);
   const std::uint64_t items = nsubs * mparts;
   const std::uint64_t per_mxu = ceil_div(items, mxu.count);
   const double rows = double(ceil_div(mc, mparts));
-  const double weight_rows = double(std::min<std::uint64_t>(kc, mxu.rows));
-  return double(per_mxu * ksubs) * std::max(rows, weight_rows);
+  const double R = mxu.rows, C = mxu.cols;
+  const double ncols = double(std::min<std::uint64_t>(nc, mxu.cols));
+  const bool db = mxu.weight_double_buffer;
+  double per_item = 0;
+  switch (mxu.dataflow) {
+    case Dataflow::kWeightStationary: {
+      const double weight_rows = double(std::min<std::uint64_t>(kc, mxu.rows));
+      per_item = db ? std::max(rows, weight_rows) : 2 * R + rows + ncols - 2;
+      break;
+    }
+    case Dataflow::kOutputStationary:
+      per_item = std::ceil(rows / R) * (double(kc) + R + ncols - 2 + (db ? 0 : R));
+      break;
+    case Dataflow::kInputStationary:
+      per_item = std::ceil(rows / C) * (db ? std::max(double(nc), R) : 2 * R + double(nc) + C - 2);
+      break;
+  }
+  return double(per_mxu * ksubs) * per_item;
 }
 
 Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
@@ -51,8 +79,9 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
   const std::uint64_t mb = ceil_div(p.m, tm), nb = ceil_div(p.n, tn), kb = ceil_div(p.k, tk);
   const std::uint64_t tiles = p.batch * mb * nb;
   const std::uint64_t tiles_per_core = ceil_div(tiles, ctx.cores());
-  t.compute_cycles = double(tiles_per_core * kb) * step_mxu_cycles(ctx.chip, std::min(tm, p.m),
-                                                                   std::min(tn, p.n), std::min(tk, p.k));
+  t.compute_cycles =
+      double(tiles_per_core * kb) *
+      step_mxu_cycles(ctx.chip, std::min(tm, p.m), std::min(tn, p.n), std::min(tk, p.k));
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
   t.hbm_bytes = p.batch * (nb * p.m * p.k * ei + mb * p.k * p.n * ei + p.m * p.n * eo);
   t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
@@ -61,9 +90,11 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
   // (drain), so smaller k-blocks shorten the fill at no cost in traffic.
   const double per_step = 32;
   const double fill = double((tm * tk + tk * tn) * ei) / ctx.hbm_bytes_per_cycle();
-  const double drain = double(tm * tn * eo) / ctx.hbm_bytes_per_cycle() +
-                       double(tm * tn) / (double(ctx.chip.core.vpu.lanes) * ctx.chip.core.vpu.sublanes);
-  t.estimate = std::max(t.compute_cycles, t.memory_cycles) + double(tiles_per_core * kb) * per_step + fill + drain;
+  const double drain =
+      double(tm * tn * eo) / ctx.hbm_bytes_per_cycle() +
+      double(tm * tn) / (double(ctx.chip.core.vpu.lanes) * ctx.chip.core.vpu.sublanes);
+  t.estimate = std::max(t.compute_cycles, t.memory_cycles) +
+               double(tiles_per_core * kb) * per_step + fill + drain;
   t.vmem = vmem_need(p, tm, tn, tk);
   t.accmem = 2 * tm * tn * 4;
   return t;
@@ -138,7 +169,8 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   // The bias, widened once to the accumulator type, and a row of sixes for relu6.
   const TensorPlacement* bias = ctx.epilogue_bias;
   const bool relu6 = std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kRelu6) > 0;
-  const bool needs_float = relu6 || std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kGelu) > 0;
+  const bool needs_float =
+      relu6 || std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kGelu) > 0;
   const DType epi_type = needs_float ? DType::kFp32 : acc_type;
   std::uint64_t bias_len = 0;
   Address bias_raw, bias_wide, six_row;
@@ -149,7 +181,8 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   }
   const TensorPlacement* six = nullptr;
   if (relu6) {
-    six = ctx.constant(ctx.op.name + ".six", {1, static_cast<std::int64_t>(tn)}, TensorInit::kConstant, 6.0);
+    six = ctx.constant(ctx.op.name + ".six", {1, static_cast<std::int64_t>(tn)},
+                       TensorInit::kConstant, 6.0);
     six_row = vmem.take(tn * 4, "the relu6 bound");
   }
 
@@ -184,14 +217,19 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
     if (bias || six) {
       const Handoff prologue = pool.handoff({Unit{UnitKind::kDma, 0}}, vpu);
       if (bias)
-        e.dma(0, Transfer{false, {Space::kHbm, bias->base}, bias_raw,
-                          bias_len * dtype_bytes(bias->dtype), {1}, {0}, {0}});
+        e.dma(0, Transfer{false,
+                          {Space::kHbm, bias->base},
+                          bias_raw,
+                          bias_len * dtype_bytes(bias->dtype),
+                          {1},
+                          {0},
+                          {0}});
       if (six) e.dma(0, Transfer{false, {Space::kHbm, six->base}, six_row, tn * 4, {1}, {0}, {0}});
       prologue.post(e);
       prologue.take(e);
       if (bias)
-        e.vector(bias->dtype == epi_type ? VectorOp::kMove : VectorOp::kCast, epi_type, bias->dtype, 1,
-                 static_cast<std::uint32_t>(bias_len), {bias_wide, 0}, {bias_raw, 0});
+        e.vector(bias->dtype == epi_type ? VectorOp::kMove : VectorOp::kCast, epi_type, bias->dtype,
+                 1, static_cast<std::uint32_t>(bias_len), {bias_wide, 0}, {bias_raw, 0});
     }
 
     const std::uint64_t steps = mine.size() * kblocks;
@@ -201,7 +239,8 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const int buf = static_cast<int>(s % 2);
       if (s >= 2) in_empty[buf].take(e);
       std::vector<Transfer> xfers = p.load_a(t.b, t.m0, t.mc, k0, kc, a_buf[buf], pitch_a);
-      for (Transfer& x : p.load_b(t.b, k0, kc, t.n0, t.nc, b_buf[buf], pitch_b)) xfers.push_back(std::move(x));
+      for (Transfer& x : p.load_b(t.b, k0, kc, t.n0, t.nc, b_buf[buf], pitch_b))
+        xfers.push_back(std::move(x));
       distribute(e, std::move(xfers), 16 * 1024, engines);
       in_full[buf].post(e);
     };
@@ -212,15 +251,17 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const int buf = static_cast<int>(s % 2), acc = static_cast<int>(ti % 2);
       in_full[buf].take(e);
       if (kb == 0 && ti >= 2) acc_empty[acc].take(e);
-      const std::uint64_t nsubs = ceil_div(t.nc, mxu.cols);
+      const std::uint64_t kslice = k_slice(mxu, kc), nslice = n_slice(mxu, t.nc);
+      const std::uint64_t nsubs = ceil_div(t.nc, nslice);
       const std::uint64_t mparts = row_parts(mxu, nsubs, t.mc);
       const std::uint64_t part_rows = ceil_div(t.mc, mparts);
       std::size_t item = 0;
-      for (std::uint64_t kk = 0; kk < kc; kk += mxu.rows) {
-        const std::uint64_t ksub = std::min<std::uint64_t>(mxu.rows, kc - kk);
+      for (std::uint64_t kk = 0; kk < kc; kk += kslice) {
+        const std::uint64_t ksub = std::min<std::uint64_t>(kslice, kc - kk);
         item = 0;
         for (std::uint64_t j = 0; j < nsubs; ++j) {
-          const std::uint64_t n_off = j * mxu.cols, nsub = std::min<std::uint64_t>(mxu.cols, t.nc - n_off);
+          const std::uint64_t n_off = j * nslice,
+                              nsub = std::min<std::uint64_t>(nslice, t.nc - n_off);
           for (std::uint64_t part = 0; part < mparts; ++part, ++item) {
             const std::uint64_t r0 = part * part_rows;
             if (r0 >= t.mc) continue;
@@ -272,8 +313,10 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
         e.vector(VectorOp::kAdd, cur, cur, rows, cols, acc, acc, {slice, 0});
       }
       for (OpKind k : ctx.epilogue) {
-        if (k == OpKind::kRelu || k == OpKind::kRelu6) e.vector(VectorOp::kRelu, cur, cur, rows, cols, acc, acc);
-        if (k == OpKind::kRelu6) e.vector(VectorOp::kMin, cur, cur, rows, cols, acc, acc, {six_row, 0});
+        if (k == OpKind::kRelu || k == OpKind::kRelu6)
+          e.vector(VectorOp::kRelu, cur, cur, rows, cols, acc, acc);
+        if (k == OpKind::kRelu6)
+          e.vector(VectorOp::kMin, cur, cur, rows, cols, acc, acc, {six_row, 0});
         if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, cur, cur, rows, cols, acc, acc);
       }
       if (p.out_dtype == cur)
@@ -289,7 +332,8 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const TileRef& t = mine[ti];
       const int a = static_cast<int>(ti % 2);
       out_full[a].take(e);
-      distribute(e, p.store_c(t.b, t.m0, t.mc, t.n0, t.nc, out_buf[a], pitch_out), 16 * 1024, engines);
+      distribute(e, p.store_c(t.b, t.m0, t.mc, t.n0, t.nc, out_buf[a], pitch_out), 16 * 1024,
+                 engines);
       if (ti + 2 < mine.size()) out_empty[a].post(e);
     };
 
@@ -311,10 +355,17 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   tile << "M " << tm << " x N " << tn << " x K " << tk;
   if (p.batch > 1) tile << ", batch " << p.batch;
   plan.tile = tile.str();
-  plan.loop_order = "batch, m, n, k (k innermost); A and B tiles double-buffered, accumulators double-buffered";
+  plan.loop_order =
+      "batch, m, n, k (k innermost); A and B tiles double-buffered, accumulators double-buffered";
   std::ostringstream place;
-  place << all.size() << " output tiles round-robin over " << ctx.cores() << " core(s); each tile's "
-        << "128-column slices over " << mxu.count << " MXU(s); A: " << p.a_description;
+  place << all.size() << " output tiles round-robin over " << ctx.cores()
+        << " core(s); each tile's ";
+  if (mxu.dataflow == Dataflow::kInputStationary)
+    place << "row blocks";
+  else
+    place << mxu.cols << "-column slices";
+  place << " over " << mxu.count << " MXU(s) (" << dataflow_name(mxu.dataflow)
+        << "); A: " << p.a_description;
   plan.placement = place.str();
   plan.vmem_bytes = vmem.used();
   plan.accmem_bytes = accmem.used();

@@ -93,7 +93,8 @@ void lower_conv2d(OpContext& ctx) {
   const auto& at = ctx.op.attrs;
   const std::uint64_t cin = u(x.shape[3]), groups = u(at.groups);
   const std::uint64_t kh = u(w.shape[0]), kw = u(w.shape[1]), cg = u(w.shape[2]), cout = u(w.shape[3]);
-  if (groups == cin && cg == 1) return lower_window(ctx);  // depthwise: a vector-unit job
+  // Depthwise is a vector-unit job; a one-channel plain convolution (groups 1) stays a GEMM.
+  if (groups > 1 && groups == cin && cg == 1) return lower_window(ctx);
   require_mxu_dtype(ctx, x);
   require_mxu_dtype(ctx, w);
   const std::uint64_t batch = u(out.shape[0]), oh = u(out.shape[1]), ow = u(out.shape[2]);

@@ -25,6 +25,12 @@ void Mxu::wait_until_cycle(std::uint64_t cycle) {
   if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
 }
 
+void Mxu::count_active(MxuStats& s, std::uint64_t start, std::uint64_t end) {
+  const std::uint64_t from = std::max(start, active_until_);
+  if (end > from) s.active_cycles += end - from;
+  active_until_ = std::max(active_until_, end);
+}
+
 void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   const std::uint64_t now = ctx_.cycle_of(sc_core::sc_time_stamp());
   MxuStats& s = stats_[inst.op];
@@ -34,10 +40,12 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
     wait_until_cycle(t.start);
     if (ctx_.functional) engine_->start_load(*lw, vmem);
     const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
-    memories_.vmem->hold(sc_core::sc_time_stamp(), port_cycles(*memories_.vmem, bytes), bytes, false,
-                         inst.op);
+    memories_.vmem->hold(sc_core::sc_time_stamp(), port_cycles(*memories_.vmem, bytes), bytes,
+                         false, inst.op);
     ++s.weight_loads;
     s.weight_load_cycles += t.end - t.start;
+    // A ws tile shifts through the array's own registers; os and is stage it beside the array.
+    if (ctx_.spec.core.mxu.dataflow == Dataflow::kWeightStationary) count_active(s, t.start, t.end);
     s.weight_bytes += bytes;
     trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(t.end));
     complete_at(ctx_.cycles(t.end));
@@ -57,18 +65,19 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
   const std::uint64_t result_bytes = std::uint64_t{mm.m} * mm.n * 4;
   const std::uint64_t output_bytes = result_bytes * (mm.accumulate ? 2 : 1);
-  memories_.vmem->hold(sc_core::sc_time_stamp(), port_cycles(*memories_.vmem, input_bytes), input_bytes,
-                       false, inst.op);
+  memories_.vmem->hold(sc_core::sc_time_stamp(), port_cycles(*memories_.vmem, input_bytes),
+                       input_bytes, false, inst.op);
   // Results leave the array a row per cycle, at the rate rows went in; the accumulator port is
   // held for that long (a read-modify-write when accumulating), so DMA stores and VPU reads of
   // accumulators contend with it. Held from the start, as reservations are made in time order.
   const std::uint64_t width = ctx_.spec.core.accmem.port_width.value();
-  const std::uint64_t acc_port_cycles = std::max<std::uint64_t>(
-      t.stream_cycles, (output_bytes + width - 1) / width);
+  const std::uint64_t acc_port_cycles =
+      std::max<std::uint64_t>(t.stream_cycles, (output_bytes + width - 1) / width);
   memories_.accmem->hold(sc_core::sc_time_stamp(), acc_port_cycles, result_bytes, true, inst.op);
   if (mm.accumulate) memories_.accmem->count(result_bytes, false, inst.op);
   ++s.matmuls;
   s.stream_cycles += t.stream_cycles;
+  count_active(s, t.start, t.array_end);
   s.macs[static_cast<std::size_t>(mm.dtype)] += t.macs;
   s.input_bytes += input_bytes;
   s.output_bytes += output_bytes;

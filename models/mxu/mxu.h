@@ -17,6 +17,8 @@ struct MxuStats {
   std::uint64_t weight_loads = 0;
   std::uint64_t matmuls = 0;
   std::uint64_t stream_cycles = 0;       // cycles the array's input port was busy
+  std::uint64_t active_cycles = 0;       // cycles the array itself worked: shifting weights
+                                         // in (ws), streaming, filling and draining
   std::uint64_t weight_load_cycles = 0;  // cycles the weight path was shifting
   std::uint64_t weight_stall_cycles = 0;  // matmul start delayed by weights not yet in place
   std::array<std::uint64_t, kNumDTypes> macs{};  // by operand dtype, for energy
@@ -34,6 +36,8 @@ struct MxuStats {
     v("weight_loads", weight_loads, "", "weight tiles loaded");
     v("matmuls", matmuls, "", "matmul instructions");
     v("stream_cycles", stream_cycles, "cycles", "cycles the array accepted input rows");
+    v("active_cycles", active_cycles, "cycles",
+      "cycles the array was working: weight shift (ws), streaming, fill and drain, overlaps once");
     v("weight_load_cycles", weight_load_cycles, "cycles", "cycles spent shifting weight tiles in");
     v("weight_stall_cycles", weight_stall_cycles, "cycles",
       "cycles matmuls waited for their weights beyond the array being free");
@@ -58,10 +62,13 @@ class Mxu : public Unit {
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
   static std::uint64_t port_cycles(const Sram& sram, std::uint64_t bytes);
   void wait_until_cycle(std::uint64_t cycle);
+  // Adds the part of [start, end) not already counted; intervals arrive in start order.
+  void count_active(MxuStats& s, std::uint64_t start, std::uint64_t end);
 
   const CoreMemories memories_;
   std::unique_ptr<MxuEngine> engine_;
   PerOpStats<MxuStats> stats_;
+  std::uint64_t active_until_ = 0;
 };
 
 }  // namespace tpusim::models

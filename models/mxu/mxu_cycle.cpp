@@ -248,6 +248,7 @@ CycleMatmulResult CycleMxu::matmul(const isa::MxuMatmul& mm, std::uint64_t now,
   shadow_free_at_ = t.start;
   run_ahead(mm, expected, out);
   t.end = *std::max_element(out.row_ready.begin(), out.row_ready.end());
+  t.array_end = t.end - wb_;
   drained_at_ = std::max(drained_at_, t.end);
   if (observer_) observer_->matmul(mm, out);
   return out;

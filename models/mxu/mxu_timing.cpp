@@ -38,11 +38,18 @@ std::uint64_t MxuTiming::shift_cycles(std::uint32_t rows, std::uint32_t row_elem
   return std::uint64_t{rows} * per_row;
 }
 
+std::uint64_t MxuTiming::skew_rows(std::uint64_t used) const {
+  return spec_.skew == MxuSkew::kArray ? spec_.rows : used;
+}
+
+std::uint64_t MxuTiming::skew_cols(std::uint64_t used) const {
+  return spec_.skew == MxuSkew::kArray ? spec_.cols : used;
+}
+
 MxuLoadTiming MxuTiming::load_weights(const isa::MxuLoadWeights& lw, std::uint64_t now) {
   // ws shifts the tile through all R rows of the array. os and is only stage it in the buffer
   // that feeds the array's top edge: one row of N weights per cycle, K rows.
-  const std::uint32_t rows =
-      spec_.dataflow == Dataflow::kWeightStationary ? spec_.rows : lw.k;
+  const std::uint32_t rows = spec_.dataflow == Dataflow::kWeightStationary ? spec_.rows : lw.k;
   const std::uint64_t cycles = shift_cycles(rows, lw.n, lw.dtype);
   MxuLoadTiming t;
   if (spec_.weight_double_buffer) {
@@ -83,7 +90,7 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
       // The last row enters at start + S - 1 and meets PE(R-1, N-1) R + N - 2 cycles later.
       t.stream_cycles = stream_cycles(mm.dtype, mm.m, mm.k);
       t.input_end = t.start + t.stream_cycles;
-      t.end = t.input_end + R + mm.n - 2 + wb;
+      t.end = t.input_end + R + skew_cols(mm.n) - 2 + wb;
       break;
     }
     case Dataflow::kInputStationary: {
@@ -107,7 +114,8 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
           stream_begin = fold_start + tile_in;
         }
         const std::uint64_t stream_end = stream_begin + stream;
-        t.end = std::max(t.end, stream_end + R + mf - 2 + wb);
+        const std::uint64_t drain = R + skew_cols(mf) - 2;
+        t.end = std::max(t.end, stream_end + drain + wb);
         t.stream_cycles += stream_end - fold_start;
         if (spec_.weight_double_buffer) {
           // The next tile shifts into the shadow plane once this one is active.
@@ -117,7 +125,7 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
           }
           fold_start = stream_end;
         } else {
-          fold_start = stream_end + R + mf - 2;  // the single plane is free once drained
+          fold_start = stream_end + drain;  // the single plane is free once drained
         }
       }
       t.input_end = fold_start;
@@ -137,12 +145,13 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
         const std::uint32_t rf = std::min<std::uint32_t>(spec_.rows, mm.m - f * spec_.rows);
         const auto steps =
             static_cast<std::uint64_t>(std::ceil(mm.k * cycles_per_row(mm.dtype, rf) - 1e-9));
-        const std::uint64_t compute_end = fold_start + steps + rf + mm.n - 2;
+        const std::uint64_t skew = skew_rows(rf) + skew_cols(mm.n) - 2;
+        const std::uint64_t compute_end = fold_start + steps + skew;
         const std::uint64_t shift_start = std::max(compute_end, shift_free);
-        const std::uint64_t shift_end = shift_start + rf;
+        const std::uint64_t shift_end = shift_start + skew_rows(rf);
         shift_free = shift_end;
         t.end = std::max(t.end, shift_end + wb);
-        t.stream_cycles += steps + rf + mm.n - 2;
+        t.stream_cycles += steps + skew;
         fold_start = spec_.weight_double_buffer ? std::max(compute_end, shift_start) : shift_end;
       }
       t.input_end = fold_start;
@@ -150,6 +159,7 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
       break;
     }
   }
+  t.array_end = t.end - wb;
   input_free_at_ = t.input_end;
   drained_at_ = std::max(drained_at_, t.end);
   // The tile this matmul switched to is active now; the shadow may take the next one once the

@@ -19,6 +19,8 @@
 //       PE(r,c) does its last MAC in cycle K + r + c - 1 (complete at K + r + c); a fold of
 //       rf <= R rows and N columns computes for K + rf + N - 2 cycles, then shifts its rf
 //       result rows out (rf cycles, one shared shift path). Folds over M in steps of R.
+//   With `skew: array` every fold pays the whole array's skew: R and C in place of the rows and
+//   columns the fold uses (and os shifts out all R rows), as SCALE-Sim counts.
 //
 // Double buffering: in ws and is a tile loads into a shadow buffer while the array computes on
 // the active one, and a matmul switches buffers as its first row enters, so the load costs
@@ -43,6 +45,7 @@ struct MxuMatmulTiming {
   std::uint64_t start = 0;       // first input row enters
   std::uint64_t input_end = 0;   // the array accepts the next instruction's rows from here
   std::uint64_t end = 0;         // last result written to accumulator memory
+  std::uint64_t array_end = 0;   // last result out of the array (end minus the write-back)
   std::uint64_t stream_cycles = 0;  // cycles the array's input port was busy
   std::uint64_t macs = 0;           // useful multiply-accumulates (M x K x N)
 };
@@ -67,6 +70,9 @@ class MxuTiming {
   std::uint64_t stream_cycles(DType dtype, std::uint32_t rows, std::uint32_t k) const;
   // Cycles to shift `rows` rows of `row_elements` from vector memory into the array or a buffer.
   std::uint64_t shift_cycles(std::uint32_t rows, std::uint32_t row_elements, DType dtype) const;
+  // The rows / columns a fold's wavefront crosses: those it uses, or the whole array.
+  std::uint64_t skew_rows(std::uint64_t used) const;
+  std::uint64_t skew_cols(std::uint64_t used) const;
 
   MxuSpec spec_;
   std::uint64_t writeback_cycles_;

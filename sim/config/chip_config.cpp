@@ -17,6 +17,7 @@ constexpr std::uint64_t kMaxOffChip = 1024 * 1024 * kGiB;
 const Choices<Dataflow> kDataflows = {{"ws", Dataflow::kWeightStationary},
                                       {"os", Dataflow::kOutputStationary},
                                       {"is", Dataflow::kInputStationary}};
+const Choices<MxuSkew> kMxuSkews = {{"tile", MxuSkew::kTile}, {"array", MxuSkew::kArray}};
 const Choices<MxuModel> kMxuModels = {{"fast", MxuModel::kFast}, {"cycle", MxuModel::kCycle}};
 const Choices<MemoryModel> kMemoryModels = {
     {"simple", MemoryModel::kSimple}, {"hbm", MemoryModel::kHbm}, {"ideal", MemoryModel::kIdeal}};
@@ -83,6 +84,7 @@ MxuSpec read_mxu(ConfigReader r) {
   s.weight_double_buffer = r.opt<bool>("weight_double_buffer", s.weight_double_buffer);
   s.weight_fifo_depth = count_in(r, "weight_fifo_depth", s.weight_fifo_depth, 1, 64);
   s.writeback_latency = r.opt<Duration>("writeback_latency", s.writeback_latency);
+  s.skew = r.opt_choice("skew", s.skew, kMxuSkews);
   r.finish();
   return s;
 }

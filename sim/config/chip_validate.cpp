@@ -76,6 +76,9 @@ void validate_cycle_mxu(const CoreSpec& core) {
               " at rate " + rate_text.str() + " needs model: fast");
     widest = std::max(widest, dtype_bytes(dtype));
   }
+  check(mxu.skew == MxuSkew::kTile, "core.mxu.skew",
+        "model: cycle moves real values through the PEs, so its skew is the tile's; skew: array "
+        "needs model: fast");
   const std::uint64_t row_bytes = std::uint64_t{std::max(mxu.rows, mxu.cols)} * widest;
   check(core.vmem.port_width.value() >= row_bytes, "core.vmem.port_width",
         "model: cycle streams a whole array row per cycle, " + std::to_string(row_bytes) +

@@ -247,7 +247,8 @@ Report derive_report(const ChipSpec& chip, const isa::Program& program,
     double op_pe_cycles = 0;
     for (const UnitStats& u : units) {
       if (u.kind == "mxu") {
-        o.mxu_cycles += u.get(id, "stream_cycles");
+        o.mxu_cycles = std::max(o.mxu_cycles, u.get(id, "active_cycles"));
+        o.mxu_stream_cycles += u.get(id, "stream_cycles");
         for (DType t : kAllDTypes) o.macs += u.get(id, "macs_" + std::string(dtype_name(t)));
         op_pe_cycles += pe_cycles(chip, u, id);
       } else if (u.kind == "memory") {

@@ -48,7 +48,8 @@ struct OpReport {
   std::uint64_t start_cycle = 0;
   std::uint64_t end_cycle = 0;
   std::uint64_t cycles = 0;
-  std::uint64_t mxu_cycles = 0;
+  std::uint64_t mxu_cycles = 0;         // the busiest MXU's active cycles on this operator
+  std::uint64_t mxu_stream_cycles = 0;  // input-row cycles, summed over MXUs
   std::uint64_t macs = 0;
   std::uint64_t hbm_read_bytes = 0;
   std::uint64_t hbm_write_bytes = 0;

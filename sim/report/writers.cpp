@@ -189,6 +189,7 @@ std::string report_json(const Report& r) {
                    {"end_cycle", o.end_cycle},
                    {"cycles", o.cycles},
                    {"mxu_cycles", o.mxu_cycles},
+                   {"mxu_stream_cycles", o.mxu_stream_cycles},
                    {"macs", o.macs},
                    {"hbm_read_bytes", o.hbm_read_bytes},
                    {"hbm_write_bytes", o.hbm_write_bytes},
@@ -248,12 +249,12 @@ std::string report_json(const Report& r) {
 
 std::string ops_csv(const Report& r) {
   std::ostringstream out;
-  out << "id,name,kind,start_cycle,end_cycle,cycles,mxu_cycles,macs,hbm_read_bytes,"
+  out << "id,name,kind,start_cycle,end_cycle,cycles,mxu_cycles,mxu_stream_cycles,macs,hbm_read_bytes,"
          "hbm_write_bytes,energy_pj,mxu_utilization\n";
   for (const OpReport& o : r.ops) {
     // Names may hold commas; quote them as RFC 4180 does (names never contain quotes).
     out << o.id << ",\"" << o.name << "\"," << o.kind << "," << o.start_cycle << ","
-        << o.end_cycle << "," << o.cycles << "," << o.mxu_cycles << "," << o.macs << ","
+        << o.end_cycle << "," << o.cycles << "," << o.mxu_cycles << "," << o.mxu_stream_cycles << "," << o.macs << ","
         << o.hbm_read_bytes << "," << o.hbm_write_bytes << "," << fixed(o.energy_pj, 3) << ","
         << fixed(o.mxu_utilization, 6) << "\n";
   }

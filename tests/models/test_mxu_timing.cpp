@@ -39,7 +39,8 @@ isa::MxuMatmul mm(std::uint32_t m, std::uint32_t k, std::uint32_t n, DType dtype
 
 }  // namespace
 
-TEST_CASE("mxu timing: one weight-stationary tile is fill + stream + skew + drain", "[timing][mxu]") {
+TEST_CASE("mxu timing: one weight-stationary tile is fill + stream + skew + drain",
+          "[timing][mxu]") {
   for (bool db : {true, false}) {
     const std::uint64_t R = 128, C = 128, M = 200, K = 100, N = 90, wb = 1;
     MxuTiming t(array(R, C, Dataflow::kWeightStationary, db), kClock, 0);
@@ -165,8 +166,7 @@ TEST_CASE("mxu timing: output stationary folds over M in steps of R", "[timing][
   }
 }
 
-TEST_CASE("mxu timing: a short last output-stationary fold never finishes first",
-          "[timing][mxu]") {
+TEST_CASE("mxu timing: a short last output-stationary fold never finishes first", "[timing][mxu]") {
   // With double-buffered result registers the folds' shift-outs share one path: fold 2 (one
   // row) cannot shift out before fold 1 has.
   const std::uint64_t R = 16, K = 4, N = 3, wb = 1;
@@ -222,5 +222,43 @@ TEST_CASE("mxu timing: input stationary streams weights past a stationary input 
     MxuTiming t(array(R, C, Dataflow::kInputStationary, true), kClock, 0);
     t.load_weights(lw(K, n), 0);
     CHECK(t.matmul(mm(M, K, n), 0).end == K + R + R + n + R + 16 - 2 + wb);
+  }
+}
+
+TEST_CASE("mxu timing: with skew: array and no double buffering, every fold takes 2R + C + T - 2",
+          "[timing][mxu]") {
+  // SCALE-Sim's count (docs/scalesim.md): ragged tiles still cross the whole array, folds
+  // serialise.
+  const std::uint64_t R = 16, C = 8, M = 37, K = 11, N = 5;
+  {
+    MxuSpec s = array(R, C, Dataflow::kWeightStationary, false);
+    s.skew = MxuSkew::kArray;
+    s.writeback_latency = Duration::of_cycles(0);
+    MxuTiming t(s, kClock, 0);
+    const MxuLoadTiming load = t.load_weights(lw(K, N), 0);
+    const MxuMatmulTiming run = t.matmul(mm(M, K, N), 0);
+    CHECK(run.array_end - load.start == 2 * R + C + M - 2);  // T = M
+    // The next tile waits for the drain: folds do not overlap.
+    CHECK(t.load_weights(lw(K, N), 0).start == run.end);
+  }
+  {
+    MxuSpec s = array(R, C, Dataflow::kOutputStationary, false);
+    s.skew = MxuSkew::kArray;
+    s.writeback_latency = Duration::of_cycles(0);
+    MxuTiming t(s, kClock, 0);
+    t.load_weights(lw(K, N), 0);
+    const MxuMatmulTiming run = t.matmul(mm(M, K, N), 0);
+    const std::uint64_t folds = (M + R - 1) / R;  // 3: 16, 16 and a ragged 5 rows
+    CHECK(run.array_end - run.start == folds * (2 * R + C + K - 2));  // T = K
+  }
+  {
+    MxuSpec s = array(R, C, Dataflow::kInputStationary, false);
+    s.skew = MxuSkew::kArray;
+    s.writeback_latency = Duration::of_cycles(0);
+    MxuTiming t(s, kClock, 0);
+    t.load_weights(lw(K, N), 0);
+    const MxuMatmulTiming run = t.matmul(mm(M, K, N), 0);
+    const std::uint64_t folds = (M + C - 1) / C;                      // 5 folds of up to 8 inputs
+    CHECK(run.array_end - run.start == folds * (2 * R + C + N - 2));  // T = N
   }
 }

@@ -29,6 +29,11 @@ inline constexpr std::string_view dataflow_name(Dataflow d) {
 
 // Fast: one analytic occupancy per instruction. Cycle: every PE evaluated each clock (teaching).
 enum class MxuModel : std::uint8_t { kFast, kCycle };
+
+// How far a fold's wavefront travels before its results are out. `tile`: only across the rows
+// and columns the tile uses (a ragged fold drains sooner). `array`: across the whole array, as
+// with fixed-length skew and de-skew registers at the edges; SCALE-Sim counts cycles this way.
+enum class MxuSkew : std::uint8_t { kTile, kArray };
 // The largest array `model: cycle` accepts (64 x 64). It simulates tens of millions of
 // PE-cycles per second (docs/performance.md): a 64 x 64 matmul of 4096 rows takes about a
 // second; larger arrays belong to the fast model.
@@ -52,6 +57,7 @@ struct MxuSpec {
   bool weight_double_buffer = true;     // a shadow weight tile loads while the active one computes
   std::uint32_t weight_fifo_depth = 1;  // weight tiles staged ahead of the array (TPUv1: 4)
   Duration writeback_latency = Duration::of_cycles(1);  // array output -> accumulator memory
+  MxuSkew skew = MxuSkew::kTile;
 };
 
 enum class VectorOp : std::uint8_t {
