@@ -87,6 +87,7 @@ std::vector<Unit> dma_units(const ChipSpec& chip);
 std::vector<Unit> mxu_units(const ChipSpec& chip);
 inline Unit vpu_unit() { return Unit{UnitKind::kVpu, 0}; }
 
+inline Address offset(Address a, std::uint64_t bytes) { return Address{a.space, a.addr + bytes}; }
 inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 inline std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 

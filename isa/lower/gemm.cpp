@@ -16,14 +16,35 @@ struct Tiles {
   std::uint64_t m = 0, n = 0, k = 0;
   double compute_cycles = 0, memory_cycles = 0, estimate = 0;
   std::uint64_t hbm_bytes = 0, vmem = 0, accmem = 0;
+  std::uint64_t in_buffers = 2, kparts = 1;
+  std::uint64_t group =
+      1;  // batch items that share one step (their weight slices spread over the MXUs)
 };
 
-// Double-buffered A, B and output tiles, the resident bias (as stored and widened to fp32), a
-// row of sixes for relu6, and the 64-byte alignment of each.
-std::uint64_t vmem_need(const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
-                        std::uint64_t tk) {
+// The K granule one weight tile covers over the whole operator: a tile-K block in os (K streams
+// whole within a step), an array's rows otherwise.
+std::uint64_t k_unit(const MxuSpec& mxu, std::uint64_t tk) {
+  return mxu.dataflow == Dataflow::kOutputStationary ? tk : mxu.rows;
+}
+
+// `in_buffers` A and B tiles, double-buffered output tiles, the resident bias (as stored and
+// widened to fp32), a row of sixes for relu6, and the 64-byte alignment of each.
+std::uint64_t vmem_need(const GemmProblem& p, std::uint64_t tm, std::uint64_t tn, std::uint64_t tk,
+                        std::uint64_t in_buffers, std::uint64_t group) {
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
-  return 2 * (tm * tk + tk * tn) * ei + 2 * tm * tn * eo + p.resident_bytes + 4 * tn + 9 * 64;
+  return group * (in_buffers * (tm * tk + tk * tn) * ei + 2 * tm * tn * eo) + p.resident_bytes +
+         4 * tn + (2 * in_buffers + 5) * 64;
+}
+
+// Three input buffers when the semaphores allow, so loads run two steps ahead: a buffer is free
+// only once its last matmul has drained, and with two the next load waits for that drain.
+// Hand-offs take in_buffers x (MXUs + engines) semaphores for the inputs, 2 x (MXUs + engines + 2)
+// for accumulators and outputs, and 1 for the prologue.
+std::uint64_t input_buffers(const OpContext& ctx) {
+  const std::uint64_t mxus = ctx.chip.core.mxu.count, engines = ctx.engines();
+  return 3 * (mxus + engines) + 2 * (mxus + engines + 2) + 1 <= ctx.chip.core.sequencer.semaphores
+             ? 3
+             : 2;
 }
 
 // When a tile has fewer column slices than MXUs, its rows are split so every MXU works (never
@@ -45,12 +66,23 @@ std::uint64_t n_slice(const MxuSpec& mxu, std::uint64_t nc) {
 // double buffering, a ws (weight tile, row block) pair costs the larger of streaming its rows and
 // loading its weights; os folds of R rows cost K plus the wavefront's skew; is folds of C inputs
 // cost the N streamed columns. Without it every fold also waits for the array to fill and drain.
-double step_mxu_cycles(const ChipSpec& chip, std::uint64_t mc, std::uint64_t nc, std::uint64_t kc) {
+// MXUs a tile's weight slices and row parts leave idle take a share of its K slices instead,
+// each accumulating its own partial sums, which the epilogue adds (a decode step's M = 1 attention
+// has one 64-column slice and one row: without this, one MXU of four works).
+std::uint64_t k_parts(const MxuSpec& mxu, std::uint64_t group, std::uint64_t mc, std::uint64_t nc,
+                      std::uint64_t k_slices) {
+  const std::uint64_t nsubs = ceil_div(nc, n_slice(mxu, nc));
+  const std::uint64_t items = group * nsubs * row_parts(mxu, nsubs, mc);
+  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / items, k_slices));
+}
+
+double step_mxu_cycles(const ChipSpec& chip, std::uint64_t group, std::uint64_t mc,
+                       std::uint64_t nc, std::uint64_t kc, std::uint64_t kparts) {
   const auto& mxu = chip.core.mxu;
   const std::uint64_t nsubs = ceil_div(nc, n_slice(mxu, nc)),
                       ksubs = ceil_div(kc, k_slice(mxu, kc));
   const std::uint64_t mparts = row_parts(mxu, nsubs, mc);
-  const std::uint64_t items = nsubs * mparts;
+  const std::uint64_t items = group * nsubs * mparts;
   const std::uint64_t per_mxu = ceil_div(items, mxu.count);
   const double rows = double(ceil_div(mc, mparts));
   const double R = mxu.rows, C = mxu.cols;
@@ -59,6 +91,9 @@ double step_mxu_cycles(const ChipSpec& chip, std::uint64_t mc, std::uint64_t nc,
   double per_item = 0;
   switch (mxu.dataflow) {
     case Dataflow::kWeightStationary: {
+      // The array shifts a tile through all R rows however few it fills, but charging R here
+      // makes the search pick many small per-head weight tiles whose DMA and hand-off costs it
+      // does not see (GPT-2 decode attention got slower); K rows is the better guide for now.
       const double weight_rows = double(std::min<std::uint64_t>(kc, mxu.rows));
       per_item = db ? std::max(rows, weight_rows) : 2 * R + rows + ncols - 2;
       break;
@@ -70,18 +105,23 @@ double step_mxu_cycles(const ChipSpec& chip, std::uint64_t mc, std::uint64_t nc,
       per_item = std::ceil(rows / C) * (db ? std::max(double(nc), R) : 2 * R + double(nc) + C - 2);
       break;
   }
-  return double(per_mxu * ksubs) * per_item;
+  return double(per_mxu) * std::max(1.0, double(ksubs) / double(kparts)) * per_item;
 }
 
 Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
-               std::uint64_t tk) {
+               std::uint64_t tk, std::uint64_t in_buffers, std::uint64_t group) {
   Tiles t{tm, tn, tk};
+  t.in_buffers = in_buffers;
+  t.group = group;
+  const auto& mxu = ctx.chip.core.mxu;
+  t.kparts =
+      k_parts(mxu, group, std::min(tm, p.m), std::min(tn, p.n), ceil_div(p.k, k_unit(mxu, tk)));
   const std::uint64_t mb = ceil_div(p.m, tm), nb = ceil_div(p.n, tn), kb = ceil_div(p.k, tk);
-  const std::uint64_t tiles = p.batch * mb * nb;
+  const std::uint64_t tiles = ceil_div(p.batch, group) * mb * nb;
   const std::uint64_t tiles_per_core = ceil_div(tiles, ctx.cores());
   t.compute_cycles =
-      double(tiles_per_core * kb) *
-      step_mxu_cycles(ctx.chip, std::min(tm, p.m), std::min(tn, p.n), std::min(tk, p.k));
+      double(tiles_per_core * kb) * step_mxu_cycles(ctx.chip, group, std::min(tm, p.m),
+                                                    std::min(tn, p.n), std::min(tk, p.k), t.kparts);
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
   t.hbm_bytes = p.batch * (nb * p.m * p.k * ei + mb * p.k * p.n * ei + p.m * p.n * eo);
   t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
@@ -89,14 +129,14 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
   // Nothing overlaps the first step's loads (pipeline fill) or the last tile's read-out and store
   // (drain), so smaller k-blocks shorten the fill at no cost in traffic.
   const double per_step = 32;
-  const double fill = double((tm * tk + tk * tn) * ei) / ctx.hbm_bytes_per_cycle();
+  const double fill = double(group * (tm * tk + tk * tn) * ei) / ctx.hbm_bytes_per_cycle();
   const double drain =
-      double(tm * tn * eo) / ctx.hbm_bytes_per_cycle() +
-      double(tm * tn) / (double(ctx.chip.core.vpu.lanes) * ctx.chip.core.vpu.sublanes);
+      double(group * tm * tn * eo) / ctx.hbm_bytes_per_cycle() +
+      double(group * tm * tn) / (double(ctx.chip.core.vpu.lanes) * ctx.chip.core.vpu.sublanes);
   t.estimate = std::max(t.compute_cycles, t.memory_cycles) +
                double(tiles_per_core * kb) * per_step + fill + drain;
-  t.vmem = vmem_need(p, tm, tn, tk);
-  t.accmem = 2 * tm * tn * 4;
+  t.vmem = vmem_need(p, tm, tn, tk, in_buffers, group);
+  t.accmem = 2 * t.kparts * group * tm * tn * 4;
   return t;
 }
 
@@ -109,25 +149,31 @@ std::vector<std::uint64_t> candidates(std::uint64_t full, std::uint64_t unit) {
 
 Tiles choose_tiles(const OpContext& ctx, const GemmProblem& p) {
   const auto& core = ctx.chip.core;
+  const std::uint64_t in_buffers = input_buffers(ctx);
   Tiles best;
   bool found = false;
   for (std::uint64_t tk : candidates(p.k, core.mxu.rows))
     for (std::uint64_t tn : candidates(round_up(p.n, core.mxu.cols), core.mxu.cols))
-      for (std::uint64_t tm : candidates(p.m, 8)) {
-        const std::uint64_t tn_eff = std::min(tn, p.n);
-        if (vmem_need(p, tm, tn_eff, tk) > core.vmem.capacity.value()) continue;
-        if (2 * tm * tn_eff * 4 > core.accmem.capacity.value()) continue;
-        const Tiles t = evaluate(ctx, p, tm, tn_eff, tk);
-        // Within 1% of the best estimate, prefer fewer steps (fewer instructions, less risk).
-        const auto steps = [&](const Tiles& x) {
-          return ceil_div(p.m, x.m) * ceil_div(p.n, x.n) * ceil_div(p.k, x.k);
-        };
-        if (!found || t.estimate < best.estimate * 0.99 ||
-            (t.estimate <= best.estimate * 1.01 && steps(t) < steps(best))) {
-          best = t;
-          found = true;
+      for (std::uint64_t tm : candidates(p.m, 8))
+        // Several batch items per step only when one tile covers all rows (attention in a decode
+        // step).
+        for (std::uint64_t group :
+             tm >= p.m ? candidates(p.batch, 1) : std::vector<std::uint64_t>{1}) {
+          const std::uint64_t tn_eff = std::min(tn, p.n);
+          const Tiles t = evaluate(ctx, p, tm, tn_eff, tk, in_buffers, group);
+          if (t.vmem > core.vmem.capacity.value() || t.accmem > core.accmem.capacity.value())
+            continue;
+          // Within 1% of the best estimate, prefer fewer steps (fewer instructions, less risk).
+          const auto steps = [&](const Tiles& x) {
+            return ceil_div(p.batch, x.group) * ceil_div(p.m, x.m) * ceil_div(p.n, x.n) *
+                   ceil_div(p.k, x.k);
+          };
+          if (!found || t.estimate < best.estimate * 0.99 ||
+              (t.estimate <= best.estimate * 1.01 && steps(t) < steps(best))) {
+            best = t;
+            found = true;
+          }
         }
-      }
   if (!found)
     ctx.fail("no tile of " + std::to_string(p.m) + " x " + std::to_string(p.n) + " x " +
              std::to_string(p.k) + " fits vmem (" + std::to_string(core.vmem.capacity.value()) +
@@ -136,7 +182,7 @@ Tiles choose_tiles(const OpContext& ctx, const GemmProblem& p) {
 }
 
 struct TileRef {
-  std::uint64_t b, m0, mc, n0, nc;
+  std::uint64_t b0, bn, m0, mc, n0, nc;  // batch items [b0, b0 + bn) share the step
 };
 
 }  // namespace
@@ -153,18 +199,28 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
   const DType acc_type = accumulator_dtype(p.in_dtype);
   const std::uint64_t tm = tiles.m, tn = tiles.n, tk = tiles.k;
+  const std::uint64_t nin = tiles.in_buffers, kparts = tiles.kparts, kunit = k_unit(mxu, tk);
+  const std::uint64_t group = tiles.group;
   const std::uint64_t pitch_a = tk * ei;
   const std::uint64_t pitch_b = p.b_transposed ? tk * ei : tn * ei;
   const std::uint64_t pitch_acc = tn * 4, pitch_out = tn * eo;
 
   OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
   OnChip accmem(Space::kAccmem, ctx.chip.core.accmem.capacity.value());
-  Address a_buf[2], b_buf[2], out_buf[2], acc_buf[2];
+  constexpr std::uint64_t kMaxInBuffers = 3;
+  Address a_buf[kMaxInBuffers], b_buf[kMaxInBuffers], out_buf[2], acc_buf[2];
+  // Batch item jb of a step sits at jb x (one item's tile) in each buffer.
+  const std::uint64_t a_item = tm * pitch_a, b_item = tk * tn * ei, acc_item = tm * pitch_acc,
+                      out_item = tm * pitch_out;
+  for (std::uint64_t i = 0; i < nin; ++i) {
+    a_buf[i] = vmem.take(group * a_item, "the A tile");
+    b_buf[i] = vmem.take(group * b_item, "the B tile");
+  }
+  // Each accumulator buffer holds one partial-sum tile per K part.
+  const std::uint64_t acc_part_bytes = group * acc_item;
   for (int i = 0; i < 2; ++i) {
-    a_buf[i] = vmem.take(tm * pitch_a, "the A tile");
-    b_buf[i] = vmem.take(tk * tn * ei, "the B tile");
-    out_buf[i] = vmem.take(tm * pitch_out, "the output tile");
-    acc_buf[i] = accmem.take(tm * pitch_acc, "the accumulator tile");
+    out_buf[i] = vmem.take(group * out_item, "the output tile");
+    acc_buf[i] = accmem.take(kparts * acc_part_bytes, "the accumulator tile");
   }
   // The bias, widened once to the accumulator type, and a row of sixes for relu6.
   const TensorPlacement* bias = ctx.epilogue_bias;
@@ -188,10 +244,11 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
 
   // Output tiles, round-robin over cores; m outer so consecutive tiles share A rows.
   std::vector<TileRef> all;
-  for (std::uint64_t b = 0; b < p.batch; ++b)
+  for (std::uint64_t b0 = 0; b0 < p.batch; b0 += group)
     for (std::uint64_t m0 = 0; m0 < p.m; m0 += tm)
       for (std::uint64_t n0 = 0; n0 < p.n; n0 += tn)
-        all.push_back({b, m0, std::min(tm, p.m - m0), n0, std::min(tn, p.n - n0)});
+        all.push_back({b0, std::min(group, p.batch - b0), m0, std::min(tm, p.m - m0), n0,
+                       std::min(tn, p.n - n0)});
   const std::uint64_t kblocks = ceil_div(p.k, tk);
   const std::uint32_t engines = ctx.engines();
   std::vector<Unit> dmas = dma_units(ctx.chip);
@@ -205,10 +262,13 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
     if (mine.empty()) continue;
     e.set_core(core);
     SemaphorePool pool(ctx.chip.core.sequencer.semaphores);
-    Handoff in_full[2], in_empty[2], acc_full[2], acc_empty[2], out_full[2], out_empty[2];
-    for (int i = 0; i < 2; ++i) {
+    Handoff in_full[kMaxInBuffers], in_empty[kMaxInBuffers];
+    Handoff acc_full[2], acc_empty[2], out_full[2], out_empty[2];
+    for (std::uint64_t i = 0; i < nin; ++i) {
       in_full[i] = pool.handoff(dmas, mxus);
       in_empty[i] = pool.handoff(mxus, dmas);
+    }
+    for (int i = 0; i < 2; ++i) {
       acc_full[i] = pool.handoff(mxus, vpu);
       acc_empty[i] = pool.handoff(vpu, mxus);
       out_full[i] = pool.handoff(vpu, dmas);
@@ -236,11 +296,17 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
     auto emit_loads = [&](std::uint64_t s) {
       const TileRef& t = mine[s / kblocks];
       const std::uint64_t k0 = (s % kblocks) * tk, kc = std::min(tk, p.k - k0);
-      const int buf = static_cast<int>(s % 2);
-      if (s >= 2) in_empty[buf].take(e);
-      std::vector<Transfer> xfers = p.load_a(t.b, t.m0, t.mc, k0, kc, a_buf[buf], pitch_a);
-      for (Transfer& x : p.load_b(t.b, k0, kc, t.n0, t.nc, b_buf[buf], pitch_b))
-        xfers.push_back(std::move(x));
+      const std::uint64_t buf = s % nin;
+      if (s >= nin) in_empty[buf].take(e);
+      std::vector<Transfer> xfers;
+      for (std::uint64_t jb = 0; jb < t.bn; ++jb) {
+        for (Transfer& x :
+             p.load_a(t.b0 + jb, t.m0, t.mc, k0, kc, offset(a_buf[buf], jb * a_item), pitch_a))
+          xfers.push_back(std::move(x));
+        for (Transfer& x :
+             p.load_b(t.b0 + jb, k0, kc, t.n0, t.nc, offset(b_buf[buf], jb * b_item), pitch_b))
+          xfers.push_back(std::move(x));
+      }
       distribute(e, std::move(xfers), 16 * 1024, engines);
       in_full[buf].post(e);
     };
@@ -248,51 +314,56 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const std::uint64_t ti = s / kblocks, kb = s % kblocks;
       const TileRef& t = mine[ti];
       const std::uint64_t k0 = kb * tk, kc = std::min(tk, p.k - k0);
-      const int buf = static_cast<int>(s % 2), acc = static_cast<int>(ti % 2);
+      const std::uint64_t buf = s % nin;
+      const int acc = static_cast<int>(ti % 2);
       in_full[buf].take(e);
       if (kb == 0 && ti >= 2) acc_empty[acc].take(e);
       const std::uint64_t kslice = k_slice(mxu, kc), nslice = n_slice(mxu, t.nc);
       const std::uint64_t nsubs = ceil_div(t.nc, nslice);
       const std::uint64_t mparts = row_parts(mxu, nsubs, t.mc);
       const std::uint64_t part_rows = ceil_div(t.mc, mparts);
-      std::size_t item = 0;
+      const std::uint64_t items = t.bn * nsubs * mparts;
       for (std::uint64_t kk = 0; kk < kc; kk += kslice) {
         const std::uint64_t ksub = std::min<std::uint64_t>(kslice, kc - kk);
-        item = 0;
-        for (std::uint64_t j = 0; j < nsubs; ++j) {
-          const std::uint64_t n_off = j * nslice,
-                              nsub = std::min<std::uint64_t>(nslice, t.nc - n_off);
-          for (std::uint64_t part = 0; part < mparts; ++part, ++item) {
-            const std::uint64_t r0 = part * part_rows;
-            if (r0 >= t.mc) continue;
-            const std::uint64_t rows = std::min(part_rows, t.mc - r0);
-            const auto unit = static_cast<std::uint8_t>(item % mxu.count);
-            MxuLoadWeights lw;
-            lw.mxu = unit;
-            lw.dtype = p.in_dtype;
-            lw.k = static_cast<std::uint32_t>(ksub);
-            lw.n = static_cast<std::uint32_t>(nsub);
-            lw.transpose = p.b_transposed;
-            lw.src_stride = static_cast<std::uint32_t>(pitch_b);
-            lw.src = b_buf[buf];
-            lw.src.addr += p.b_transposed ? n_off * pitch_b + kk * ei : kk * pitch_b + n_off * ei;
-            e.emit(lw);
-            MxuMatmul mm;
-            mm.mxu = unit;
-            mm.dtype = p.in_dtype;
-            mm.m = static_cast<std::uint32_t>(rows);
-            mm.k = lw.k;
-            mm.n = lw.n;
-            mm.src = Address{Space::kVmem, a_buf[buf].addr + r0 * pitch_a + kk * ei};
-            mm.src_stride = static_cast<std::uint32_t>(pitch_a);
-            mm.dst = Address{Space::kAccmem, acc_buf[acc].addr + r0 * pitch_acc + n_off * 4};
-            mm.dst_stride = static_cast<std::uint32_t>(pitch_acc);
-            mm.accumulate = kb > 0 || kk > 0;
-            e.emit(mm);
+        std::uint64_t item = 0;
+        for (std::uint64_t jb = 0; jb < t.bn; ++jb)
+          for (std::uint64_t j = 0; j < nsubs; ++j) {
+            const std::uint64_t n_off = j * nslice,
+                                nsub = std::min<std::uint64_t>(nslice, t.nc - n_off);
+            for (std::uint64_t part = 0; part < mparts; ++part, ++item) {
+              const std::uint64_t r0 = part * part_rows;
+              if (r0 >= t.mc) continue;
+              const std::uint64_t rows = std::min(part_rows, t.mc - r0);
+              // K slice g goes to part g mod kparts; parts of one item sit on different MXUs.
+              const std::uint64_t slice = (k0 + kk) / kunit, part_k = slice % kparts;
+              const auto unit = static_cast<std::uint8_t>((item + part_k * items) % mxu.count);
+              MxuLoadWeights lw;
+              lw.mxu = unit;
+              lw.dtype = p.in_dtype;
+              lw.k = static_cast<std::uint32_t>(ksub);
+              lw.n = static_cast<std::uint32_t>(nsub);
+              lw.transpose = p.b_transposed;
+              lw.src_stride = static_cast<std::uint32_t>(pitch_b);
+              lw.src = offset(b_buf[buf], jb * b_item);
+              lw.src.addr += p.b_transposed ? n_off * pitch_b + kk * ei : kk * pitch_b + n_off * ei;
+              e.emit(lw);
+              MxuMatmul mm;
+              mm.mxu = unit;
+              mm.dtype = p.in_dtype;
+              mm.m = static_cast<std::uint32_t>(rows);
+              mm.k = lw.k;
+              mm.n = lw.n;
+              mm.src = offset(a_buf[buf], jb * a_item + r0 * pitch_a + kk * ei);
+              mm.src_stride = static_cast<std::uint32_t>(pitch_a);
+              mm.dst = offset(acc_buf[acc],
+                              part_k * acc_part_bytes + jb * acc_item + r0 * pitch_acc + n_off * 4);
+              mm.dst_stride = static_cast<std::uint32_t>(pitch_acc);
+              mm.accumulate = slice >= kparts;
+              e.emit(mm);
+            }
           }
-        }
       }
-      if (s + 2 < steps) in_empty[buf].post(e);
+      if (s + nin < steps) in_empty[buf].post(e);
       if (kb + 1 == kblocks) acc_full[acc].post(e);
     };
     auto emit_epilogue = [&](std::uint64_t ti) {
@@ -301,30 +372,39 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       acc_full[a].take(e);
       if (ti >= 2) out_empty[a].take(e);
       const auto rows = static_cast<std::uint32_t>(t.mc), cols = static_cast<std::uint32_t>(t.nc);
-      const VectorOperand acc{acc_buf[a], static_cast<std::uint32_t>(pitch_acc)};
-      const VectorOperand out{out_buf[a], static_cast<std::uint32_t>(pitch_out)};
-      DType cur = acc_type;
-      if (cur != epi_type) {
-        e.vector(VectorOp::kCast, epi_type, cur, rows, cols, acc, acc);
-        cur = epi_type;
+      for (std::uint64_t jb = 0; jb < t.bn; ++jb) {
+        const VectorOperand acc{offset(acc_buf[a], jb * acc_item),
+                                static_cast<std::uint32_t>(pitch_acc)};
+        const VectorOperand out{offset(out_buf[a], jb * out_item),
+                                static_cast<std::uint32_t>(pitch_out)};
+        for (std::uint64_t part = 1; part < kparts; ++part) {
+          const VectorOperand partial{offset(acc.addr, part * acc_part_bytes),
+                                      static_cast<std::uint32_t>(pitch_acc)};
+          e.vector(VectorOp::kAdd, acc_type, acc_type, rows, cols, acc, acc, partial);
+        }
+        DType cur = acc_type;
+        if (cur != epi_type) {
+          e.vector(VectorOp::kCast, epi_type, cur, rows, cols, acc, acc);
+          cur = epi_type;
+        }
+        if (bias) {
+          const Address slice{Space::kVmem, bias_wide.addr + (p.bias_column(t.b0 + jb) + t.n0) * 4};
+          e.vector(VectorOp::kAdd, cur, cur, rows, cols, acc, acc, {slice, 0});
+        }
+        for (OpKind k : ctx.epilogue) {
+          if (k == OpKind::kRelu || k == OpKind::kRelu6)
+            e.vector(VectorOp::kRelu, cur, cur, rows, cols, acc, acc);
+          if (k == OpKind::kRelu6)
+            e.vector(VectorOp::kMin, cur, cur, rows, cols, acc, acc, {six_row, 0});
+          if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, cur, cur, rows, cols, acc, acc);
+        }
+        if (p.out_dtype == cur)
+          e.vector(VectorOp::kMove, cur, cur, rows, cols, out, acc);
+        else if (!dtype_is_integer(p.out_dtype))
+          e.vector(VectorOp::kCast, p.out_dtype, cur, rows, cols, out, acc);
+        else
+          e.vector(VectorOp::kRequantize, p.out_dtype, cur, rows, cols, out, acc, {}, 1.0f);
       }
-      if (bias) {
-        const Address slice{Space::kVmem, bias_wide.addr + (p.bias_column(t.b) + t.n0) * 4};
-        e.vector(VectorOp::kAdd, cur, cur, rows, cols, acc, acc, {slice, 0});
-      }
-      for (OpKind k : ctx.epilogue) {
-        if (k == OpKind::kRelu || k == OpKind::kRelu6)
-          e.vector(VectorOp::kRelu, cur, cur, rows, cols, acc, acc);
-        if (k == OpKind::kRelu6)
-          e.vector(VectorOp::kMin, cur, cur, rows, cols, acc, acc, {six_row, 0});
-        if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, cur, cur, rows, cols, acc, acc);
-      }
-      if (p.out_dtype == cur)
-        e.vector(VectorOp::kMove, cur, cur, rows, cols, out, acc);
-      else if (!dtype_is_integer(p.out_dtype))
-        e.vector(VectorOp::kCast, p.out_dtype, cur, rows, cols, out, acc);
-      else
-        e.vector(VectorOp::kRequantize, p.out_dtype, cur, rows, cols, out, acc, {}, 1.0f);
       if (ti + 2 < mine.size()) acc_empty[a].post(e);
       out_full[a].post(e);
     };
@@ -332,20 +412,23 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const TileRef& t = mine[ti];
       const int a = static_cast<int>(ti % 2);
       out_full[a].take(e);
-      distribute(e, p.store_c(t.b, t.m0, t.mc, t.n0, t.nc, out_buf[a], pitch_out), 16 * 1024,
-                 engines);
+      std::vector<Transfer> xfers;
+      for (std::uint64_t jb = 0; jb < t.bn; ++jb)
+        for (Transfer& x : p.store_c(t.b0 + jb, t.m0, t.mc, t.n0, t.nc,
+                                     offset(out_buf[a], jb * out_item), pitch_out))
+          xfers.push_back(std::move(x));
+      distribute(e, std::move(xfers), 16 * 1024, engines);
       if (ti + 2 < mine.size()) out_empty[a].post(e);
     };
 
-    // Software pipeline in program order: the loads of step s+2 are dispatched right after the
+    // Software pipeline in program order: the loads of step s+nin are dispatched right after the
     // compute of step s, so the sequencer never holds a load behind compute it does not need.
-    emit_loads(0);
-    if (steps > 1) emit_loads(1);
+    for (std::uint64_t s = 0; s < std::min(nin, steps); ++s) emit_loads(s);
     for (std::uint64_t s = 0; s < steps; ++s) {
       emit_compute(s);
       const bool tile_done = s % kblocks + 1 == kblocks;
       if (tile_done) emit_epilogue(s / kblocks);
-      if (s + 2 < steps) emit_loads(s + 2);
+      if (s + nin < steps) emit_loads(s + nin);
       if (tile_done) emit_store(s / kblocks);
     }
   }
@@ -354,9 +437,11 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   std::ostringstream tile;
   tile << "M " << tm << " x N " << tn << " x K " << tk;
   if (p.batch > 1) tile << ", batch " << p.batch;
+  if (group > 1) tile << " (" << group << " per step)";
   plan.tile = tile.str();
-  plan.loop_order =
-      "batch, m, n, k (k innermost); A and B tiles double-buffered, accumulators double-buffered";
+  plan.loop_order = "batch, m, n, k (k innermost); A and B tiles " +
+                    std::string(nin == 3 ? "triple" : "double") +
+                    "-buffered, accumulators double-buffered";
   std::ostringstream place;
   place << all.size() << " output tiles round-robin over " << ctx.cores()
         << " core(s); each tile's ";
@@ -364,8 +449,10 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
     place << "row blocks";
   else
     place << mxu.cols << "-column slices";
-  place << " over " << mxu.count << " MXU(s) (" << dataflow_name(mxu.dataflow)
-        << "); A: " << p.a_description;
+  place << " over " << mxu.count << " MXU(s) (" << dataflow_name(mxu.dataflow) << ")";
+  if (kparts > 1)
+    place << ", K split " << kparts << " ways over idle MXUs (partial sums added on the VPU)";
+  place << "; A: " << p.a_description;
   plan.placement = place.str();
   plan.vmem_bytes = vmem.used();
   plan.accmem_bytes = accmem.used();

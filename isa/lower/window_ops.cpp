@@ -15,7 +15,6 @@ constexpr DType kF32 = DType::kFp32;
 
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
-Address offset(Address a, std::uint64_t bytes) { return Address{a.space, a.addr + bytes}; }
 
 }  // namespace
 

@@ -137,6 +137,27 @@ ops:
   }
 }
 
+TEST_CASE("run: decode-step attention (one query row per head) matches the reference", "[run]") {
+  // M = 1 per head: the lowering puts several heads in one step and splits K over idle MXUs,
+  // adding the partial sums on the VPU.
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: decode_attention
+dtype: bf16
+tensors:
+  - {name: q, shape: [6, 1, 64], role: input}
+  - {name: keys, shape: [6, 300, 64], role: input}
+  - {name: values, shape: [6, 300, 40], role: input}
+  - {name: context, shape: [6, 1, 40], role: output}
+ops:
+  - {name: scores, op: matmul, inputs: [q, keys], transpose_b: true}
+  - {name: probs, op: softmax, inputs: [scores]}
+  - {name: context, op: matmul, inputs: [probs, values]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 6 * 40);
+  CHECK(o.worst < 1.0 / 64);
+}
+
 TEST_CASE("run: bf16 linear layers with fused bias and activations match the reference", "[run]") {
   const Outcome o = run_and_compare("tpu-v4i", R"(name: mlp
 dtype: bf16
