@@ -138,6 +138,7 @@ VectorArity vector_arity(VectorOp op) {
     case VectorOp::kMul:
     case VectorOp::kMax:
     case VectorOp::kMin:
+    case VectorOp::kMac:
       return VectorArity::kBinary;
     default:
       return VectorArity::kUnary;

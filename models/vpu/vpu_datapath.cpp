@@ -14,13 +14,18 @@ namespace {
 double unary(VectorOp op, double x) {
   const auto f = static_cast<float>(x);
   switch (op) {
-    case VectorOp::kRelu: return std::max(x, 0.0);
+    case VectorOp::kRelu:
+      return std::max(x, 0.0);
     case VectorOp::kGelu:
       return 0.5f * f * (1.0f + std::erf(f / std::sqrt(2.0f)));
-    case VectorOp::kExp: return std::exp(f);
-    case VectorOp::kRsqrt: return 1.0f / std::sqrt(f);
-    case VectorOp::kReciprocal: return 1.0f / f;
-    default: return x;
+    case VectorOp::kExp:
+      return std::exp(f);
+    case VectorOp::kRsqrt:
+      return 1.0f / std::sqrt(f);
+    case VectorOp::kReciprocal:
+      return 1.0f / f;
+    default:
+      return x;
   }
 }
 
@@ -52,9 +57,12 @@ void vpu_compute(const isa::VectorInstr& v, const VpuMemories& memories) {
         fsum += static_cast<float>(x);
         best = std::max(best, x);
       }
-      if (v.op == VectorOp::kReduceMax) store_converted(d_row, v.dtype, best);
-      else if (dst_int && dtype_is_integer(v.src_dtype)) store_integer(d_row, v.dtype, isum);
-      else store_converted(d_row, v.dtype, fsum);
+      if (v.op == VectorOp::kReduceMax)
+        store_converted(d_row, v.dtype, best);
+      else if (dst_int && dtype_is_integer(v.src_dtype))
+        store_integer(d_row, v.dtype, isum);
+      else
+        store_converted(d_row, v.dtype, fsum);
       continue;
     }
     for (std::uint32_t c = 0; c < v.cols; ++c) {
@@ -80,22 +88,49 @@ void vpu_compute(const isa::VectorInstr& v, const VpuMemories& memories) {
           const auto xi = static_cast<std::int64_t>(x), yi = static_cast<std::int64_t>(y);
           std::int64_t out = 0;
           switch (v.op) {
-            case VectorOp::kAdd: out = xi + yi; break;
-            case VectorOp::kSub: out = xi - yi; break;
-            case VectorOp::kMul: out = xi * yi; break;
-            case VectorOp::kMax: out = std::max(xi, yi); break;
-            default: out = std::min(xi, yi); break;
+            case VectorOp::kAdd:
+              out = xi + yi;
+              break;
+            case VectorOp::kSub:
+              out = xi - yi;
+              break;
+            case VectorOp::kMul:
+              out = xi * yi;
+              break;
+            case VectorOp::kMax:
+              out = std::max(xi, yi);
+              break;
+            case VectorOp::kMac:
+              out = load_integer(d, v.dtype) + xi * yi;
+              break;
+            default:
+              out = std::min(xi, yi);
+              break;
           }
           store_integer(d, v.dtype, out);
         } else {
           const auto xf = static_cast<float>(x), yf = static_cast<float>(y);
           float out = 0;
           switch (v.op) {
-            case VectorOp::kAdd: out = xf + yf; break;
-            case VectorOp::kSub: out = xf - yf; break;
-            case VectorOp::kMul: out = xf * yf; break;
-            case VectorOp::kMax: out = std::max(xf, yf); break;
-            default: out = std::min(xf, yf); break;
+            case VectorOp::kAdd:
+              out = xf + yf;
+              break;
+            case VectorOp::kSub:
+              out = xf - yf;
+              break;
+            case VectorOp::kMul:
+              out = xf * yf;
+              break;
+            case VectorOp::kMax:
+              out = std::max(xf, yf);
+              break;
+            // Fused: one rounding, as an FMA unit does.
+            case VectorOp::kMac:
+              out = std::fma(xf, yf, static_cast<float>(load_element(d, v.dtype)));
+              break;
+            default:
+              out = std::min(xf, yf);
+              break;
           }
           store_float(d, v.dtype, out);
         }

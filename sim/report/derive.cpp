@@ -207,6 +207,7 @@ Report derive_report(const ChipSpec& chip, const isa::Program& program,
       used_pe_cycles += pe_cycles(chip, u, kAll);
     } else if (u.kind == "vpu") {
       vpu_busy += double(u.get("busy_cycles"));
+      r.macs += u.get("elements_mac");  // depthwise convolutions run on the vector unit
     } else if (u.kind == "memory") {
       r.hbm_read_bytes += u.get("read_bytes");
       r.hbm_write_bytes += u.get("write_bytes");
@@ -251,6 +252,8 @@ Report derive_report(const ChipSpec& chip, const isa::Program& program,
         o.mxu_stream_cycles += u.get(id, "stream_cycles");
         for (DType t : kAllDTypes) o.macs += u.get(id, "macs_" + std::string(dtype_name(t)));
         op_pe_cycles += pe_cycles(chip, u, id);
+      } else if (u.kind == "vpu") {
+        o.macs += u.get(id, "elements_mac");
       } else if (u.kind == "memory") {
         o.hbm_read_bytes += u.get(id, "read_bytes");
         o.hbm_write_bytes += u.get(id, "write_bytes");

@@ -124,7 +124,9 @@ TEST_CASE("binary: corrupted opcode, enum, flag and reserved bytes name their of
   CHECK(corrupt(i1 + 9, 6) == at(i1 + 9, "instruction #1: dtype 6 out of range (0..5)"));
   CHECK(corrupt(i1 + 11, 1) == at(i1 + 11, "instruction #1: reserved byte must be zero"));
   CHECK(corrupt(i1 + 10, 0) == at(i1, "instruction #1 (mxu.lw): src must be in vmem"));
-  CHECK(corrupt(i3 + 8, 16) == at(i3 + 8, "instruction #3: vector op 16 out of range (0..15)"));
+  CHECK(corrupt(i3 + 8, kNumVectorOps) ==
+        at(i3 + 8, "instruction #3: vector op " + std::to_string(kNumVectorOps) +
+                       " out of range (0.." + std::to_string(kNumVectorOps - 1) + ")"));
   CHECK(corrupt(i3 + 10, 4) ==
         at(i3,
            "instruction #3 (vpu.add): from= (a source dtype) is only for cast, requantize and "

@@ -103,6 +103,7 @@ vector_op:
   reduce_max: 0.9 pJ
   broadcast: 0.1 pJ
   move: 0.1 pJ
+  mac: 4.6 pJ
 sram:
   - {macro: 8 KiB, read_per_byte: 1.25 pJ, write_per_byte: 1.25 pJ}
   - {macro: 1 MiB, read_per_byte: 12.5 pJ, write_per_byte: 12.5 pJ}

@@ -63,13 +63,14 @@ struct MxuSpec {
 enum class VectorOp : std::uint8_t {
   kAdd, kSub, kMul, kMax, kMin, kRelu, kGelu, kExp, kRsqrt, kReciprocal, kCast, kRequantize,
   kReduceSum, kReduceMax, kBroadcast, kMove,
+  kMac,  // dst += a * b: a depthwise convolution's taps, counted as MACs
 };
-inline constexpr std::size_t kNumVectorOps = 16;
+inline constexpr std::size_t kNumVectorOps = 17;
 
 inline constexpr std::string_view vector_op_name(VectorOp op) {
   constexpr std::string_view kNames[kNumVectorOps] = {
       "add", "sub", "mul", "max", "min", "relu", "gelu", "exp", "rsqrt", "reciprocal", "cast",
-      "requantize", "reduce_sum", "reduce_max", "broadcast", "move"};
+      "requantize", "reduce_sum", "reduce_max", "broadcast", "move", "mac"};
   return kNames[static_cast<std::size_t>(op)];
 }
 
