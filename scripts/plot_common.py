@@ -68,7 +68,7 @@ def eng(value, unit, places=2):
 # Units of the numbers tpusim writes (report.json keys, results.csv columns); each entry is the
 # axis-label unit and a tick formatter.
 def percent_formatter():
-    return ticker.PercentFormatter(xmax=1.0, decimals=0)
+    return ticker.PercentFormatter(xmax=1.0, decimals=None)  # decimals follow the axis range
 
 
 def formatter_for(unit):

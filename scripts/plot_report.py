@@ -168,11 +168,11 @@ def plot_timeline(rep, tracks, bins):
                                     gridspec_kw={"height_ratios": [2.0, 0.28 * max(len(names), 4)]})
     top.fill_between(edges, np.append(mxu, mxu[-1]), step="post", color=PART_COLOURS["mxu"],
                      alpha=0.8)
-    top.set_ylim(0, max(1e-3, min(1.0, mxu.max() * 1.15)))
+    top.set_ylim(0, min(1.0, mxu.max() * 1.15) if mxu.max() > 0 else 1.0)
     top.yaxis.set_major_formatter(pc.percent_formatter())
     top.set_ylabel("MXU utilization\n(PE-cycles, %)")
     top.set_title("%s on %s: utilization over time (%d cycles, %s)\nMXU: each operator's "
-                  "utilization spread over its span (mean %.1f%%); units: time with an "
+                  "utilization spread over its span (mean %.3g%%); units: time with an "
                   "instruction in flight" % (rep["workload"], rep["chip"], rep["cycles"],
                                              pc.eng(end, "s"), 100 * mxu.mean()))
     top.grid(axis="y", alpha=0.3)
@@ -263,18 +263,20 @@ def plot_operators(rep):
     chosen = sorted(ops, key=lambda o: (-o["cycles"], o["id"]))[:MAX_OPERATORS]
     chosen.sort(key=lambda o: o["id"])  # execution order, top to bottom
     kinds = [bound(o, peak, rep["bandwidth"]) for o in chosen]
-    fig, ax = plt.subplots(figsize=(11, 1.6 + 0.24 * max(len(chosen), 4)))
+    fig, ax = plt.subplots(figsize=(11, 2.4 + 0.24 * max(len(chosen), 4)))
     y = np.arange(len(chosen))
     ax.barh(y, [o["cycles"] for o in chosen], color=[BOUND_COLOURS[k] for k in kinds])
     ax.set_yticks(y)
     ax.set_yticklabels(["%d %s" % (o["id"], short(o["name"])) for o in chosen], fontsize=8)
-    ax.invert_yaxis()
     ax.xaxis.set_major_formatter(pc.formatter_for(""))
     ax.set_xlabel("operator span (cycles, first start to last end; operators may overlap)")
     ax.grid(axis="x", alpha=0.3)
     ax.legend(handles=[Patch(color=BOUND_COLOURS[k], label=BOUND_LABELS[k])
-                       for k in BOUND_COLOURS if k in kinds], loc="lower right", fontsize=8)
-    which = "all %d operators" % len(ops) if len(chosen) == len(ops) else \
+                       for k in BOUND_COLOURS if k in kinds], loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_ylim(max(len(chosen), 4) - 0.5, -0.5)  # a lone bar keeps the width of one of four
+    which = "all %d operator%s" % (len(ops), "s" if len(ops) > 1 else "") \
+        if len(chosen) == len(ops) else \
         "the %d of %d operators with the most cycles" % (len(chosen), len(ops))
     ax.set_title("%s on %s: cycles per operator, %s\ncoloured by roofline bound at the chip's "
                  "peaks" % (rep["workload"], rep["chip"], which))
@@ -297,6 +299,9 @@ def plot_roofline(rep):
     known = [p[0] for p in points if p[0] is not None]
     lo = min(known + [ridge or 1.0]) / 4
     hi = max(known + [ridge or 1.0]) * 8
+    if hi / lo < 1e3:  # at least three decades, so the axis has labelled ticks
+        widen = (1e3 / (hi / lo)) ** 0.5
+        lo, hi = lo / widen, hi * widen
     fig, ax = plt.subplots(figsize=(9, 6))
     x = np.logspace(np.log10(lo), np.log10(hi), 400)
     styles = ["-", "--", ":", "-."]

@@ -177,7 +177,8 @@ def main():
                         "workload, and print its points")
     p.add_argument("--workload", metavar="NAME", help="only this workload's rows")
     p.add_argument("--kind", choices=("auto", "line", "scatter"), default="auto",
-                   help="auto: lines when --x is numeric and each hue has one point per x")
+                   help="auto: lines when --x is a numeric sweep axis (not a metric) and each "
+                        "hue has one point per x; points otherwise")
     p.add_argument("--logx", action="store_true", help="logarithmic x axis")
     p.add_argument("--logy", action="store_true", help="logarithmic y axis")
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="FILE.png or FILE.svg")
@@ -221,7 +222,9 @@ def main():
     kind = a.kind
     if kind == "auto":
         keys = [(r["workload"], r[a.hue] if a.hue else "", r[a.x]) for r in rows]
-        kind = "line" if x_numeric and len(set(keys)) == len(keys) else "scatter"
+        # A line joins the values of one sweep axis; a metric against a metric is a cloud.
+        kind = "line" if x_numeric and a.x not in METRICS and len(set(keys)) == len(keys) \
+            else "scatter"
 
     cols = min(len(workloads), 3)
     panel_rows = (len(workloads) + cols - 1) // cols
