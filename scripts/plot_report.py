@@ -85,6 +85,9 @@ def read_report(path):
     if not rep["peaks"] or max(rep["peaks"].values()) <= 0:
         raise InputError("%s: key 'peak.macs_per_s': no operand type with a peak > 0" % path)
     rep["bandwidth"] = r.get(peak, "memory_bandwidth_bytes_per_s", "peak.")
+    if rep["seconds"] <= 0 or rep["clock_hz"] <= 0:
+        raise InputError("%s: key 'seconds' or 'clock_hz' is 0: a run that took no time has "
+                         "nothing to plot" % path)
     rep["ops"] = []
     for i, o in enumerate(r.get(data, "ops", "", "list")):
         where = "ops[%d]." % i
@@ -116,7 +119,10 @@ def read_trace(path):
             intervals.setdefault(key, []).append((start, start + r.get(e, "dur", where) * 1e-6))
     for key in intervals:
         if key not in names:
-            raise InputError("%s: events on pid %s tid %s, which no thread_name names" % (path, *key))
+            raise InputError("%s: events on pid %s tid %s, which no thread_name names" % (
+                path, *key))
+    if not names:
+        raise InputError("%s: no unit tracks (no thread_name events in 'traceEvents')" % path)
     return {names[k]: intervals.get(k, []) for k in sorted(names, key=lambda k: names[k])}
 
 
@@ -134,8 +140,9 @@ def busy_fraction(intervals, edges):
     lengths = np.array([m[1] - m[0] for m in merged])
     before = np.concatenate(([0.0], np.cumsum(lengths)))  # busy time before interval k starts
     k = np.searchsorted(starts, edges, side="right") - 1
-    inside = np.where(k >= 0, np.clip(edges - starts[np.maximum(k, 0)], 0, lengths[np.maximum(k, 0)]), 0)
-    covered = np.where(k >= 0, before[np.maximum(k, 0)] + inside, 0.0)
+    at = np.maximum(k, 0)
+    inside = np.clip(edges - starts[at], 0, lengths[at])  # busy time inside interval k so far
+    covered = np.where(k >= 0, before[at] + inside, 0.0)
     return np.diff(covered) / np.diff(edges)
 
 
@@ -155,13 +162,10 @@ def mxu_timeline(rep, edges):
 
 def plot_timeline(rep, tracks, bins):
     end = rep["seconds"]
-    if end <= 0:
-        raise InputError("report: the run took no time: nothing to draw a timeline of")
     edges = np.linspace(0.0, end, bins + 1)
     mxu = mxu_timeline(rep, edges)
     names = list(tracks)
-    activity = np.array([busy_fraction(tracks[n], edges) for n in names]) if names else \
-        np.zeros((0, bins))
+    activity = np.array([busy_fraction(tracks[n], edges) for n in names])
     labels = [n + " (dispatch stalled)" if n.endswith(".seq") else n for n in names]
     height = 2.2 + 0.28 * max(len(names), 4)
     fig, (top, heat) = plt.subplots(2, 1, sharex=True, figsize=(11, height),
@@ -191,7 +195,8 @@ def plot_timeline(rep, tracks, bins):
 
 
 def plot_energy(rep):
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1, 1.5]})
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5.2),
+                                      gridspec_kw={"width_ratios": [1, 1.5]})
     parts = ENERGY_PARTS + ("static",)
     values = [rep["energy"][p] * 1e-12 for p in parts]
     total = sum(values)

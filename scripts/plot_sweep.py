@@ -61,7 +61,8 @@ def read_results(path):
     header = table[0][1]
     for column in REQUIRED:
         if column not in header:
-            raise InputError("%s:1: missing column '%s' (not a tpusim results.csv?)" % (path, column))
+            raise InputError("%s:1: missing column '%s' (not a tpusim results.csv?)" % (
+                path, column))
     rows = []
     for line, cells in table[1:]:
         if not cells:
@@ -236,12 +237,13 @@ def main():
         mine = [r for r in rows if r["workload"] == w]
         xs, ys = draw_panel(ax, a.results, mine, a, hues, x_numeric, kind)
         if pareto:
-            pts = list(zip(numeric(a.results, mine, pareto[0]), numeric(a.results, mine, pareto[1])))
+            pts = list(zip(numeric(a.results, mine, pareto[0]),
+                           numeric(a.results, mine, pareto[1])))
             front = pareto_front(pts)
             fronts.append((w, [(mine[j], pts[j]) for j in front], len(mine)))
             ax.scatter([xs[j] for j in front], [ys[j] for j in front], s=110, facecolors="none",
-                       edgecolors="black", linewidths=1.4, zorder=4, label="Pareto front (min %s, %s)"
-                       % tuple(pareto))
+                       edgecolors="black", linewidths=1.4, zorder=4,
+                       label="Pareto front (min %s, %s)" % tuple(pareto))
             if [a.x, a.y] in (pareto, pareto[::-1]) and x_numeric:
                 line = sorted((xs[j], ys[j]) for j in front)
                 ax.step([q[0] for q in line], [q[1] for q in line], where="post",

@@ -98,8 +98,9 @@ class ReportTests(unittest.TestCase):
         cls.run_dir = os.path.join(cls.dir, "r50")
         cls.report = tpusim_run("tpu-v1", "resnet50", cls.run_dir)
         cls.out = os.path.join(cls.dir, "plots")
-        cls.result = run([PYTHON, script("plot_report.py"), os.path.join(cls.run_dir, "report.json"),
-                          "-o", cls.out, "--format", "both"])
+        cls.result = run([PYTHON, script("plot_report.py"),
+                          os.path.join(cls.run_dir, "report.json"), "-o", cls.out, "--format",
+                          "both"])
 
     @classmethod
     def tearDownClass(cls):
