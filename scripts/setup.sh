@@ -10,6 +10,7 @@ tpusim_packages=(
   libsystemc-dev verilator libyaml-cpp-dev libspdlog-dev catch2 libcli11-dev nlohmann-json3-dev
   python3 python3-matplotlib python3-numpy python3-yaml
   nodejs  # runs the --show HTML page's script in tests/sim/test_show.cpp
+  chromium  # opens the --show HTML page headless in tests/sim/test_browser.cpp (~120 MB download)
 )
 
 tpusim_install_missing() {

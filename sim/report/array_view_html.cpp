@@ -11,6 +11,8 @@
 namespace tpusim::sim {
 namespace {
 
+// Buttons use U+25C0 and U+25B6, which DejaVu and most fonts have; the media-control glyphs
+// U+23EE and U+23ED showed as empty boxes in Debian's headless Chromium.
 const char* kPage = R"HTML(<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -33,11 +35,11 @@ td.idle { color: #aaa; }
 <h1>@TITLE@</h1>
 <p id="flow" class="legend"></p>
 <div id="controls">
-<button id="first" title="first cycle">&#x23EE;</button>
+<button id="first" title="first cycle">|&#x25C0;</button>
 <button id="prev" title="previous cycle (left arrow)">&#x25C0;</button>
 <button id="play" title="play / pause">play</button>
 <button id="next" title="next cycle (right arrow)">&#x25B6;</button>
-<button id="last" title="last cycle">&#x23ED;</button>
+<button id="last" title="last cycle">&#x25B6;|</button>
 <input id="slider" type="range" min="0" value="0">
 <span id="label"></span>
 </div>

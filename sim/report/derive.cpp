@@ -226,6 +226,10 @@ Report derive_report(const ChipSpec& chip, const isa::Program& program,
                              : chip.memory.bandwidth.bytes_per_second(chip.clock).value();
   if (r.seconds > 0 && chip.memory.model != MemoryModel::kIdeal)
     r.memory_bandwidth_utilization = double(r.noc_bytes) / (peak_bw * r.seconds);
+  for (const auto& precision : chip.core.mxu.precisions)
+    r.peak_macs_per_second.emplace_back(dtype_name(precision.first),
+                                        chip.peak_macs_per_second(precision.first));
+  if (chip.memory.model != MemoryModel::kIdeal) r.peak_memory_bandwidth = peak_bw;
 
   r.energy = dynamic_energy(chip, units, kAll);
   r.energy.static_energy = chip.energy.static_power.value() * r.seconds * 1e12;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "isa/program.h"
@@ -87,6 +88,11 @@ struct Report {
   double mxu_utilization = 0;
   double vpu_utilization = 0;
   double memory_bandwidth_utilization = 0;
+  // The chip's peaks, so a roofline can be drawn from the report alone: MACs per second by
+  // operand type (ChipSpec::peak_macs_per_second, in precision order), and the off-chip
+  // bandwidth that memory_bandwidth_utilization divides by (0 for memory.model ideal).
+  std::vector<std::pair<std::string, double>> peak_macs_per_second;
+  double peak_memory_bandwidth = 0;  // B/s
   std::uint64_t hbm_read_bytes = 0, hbm_write_bytes = 0;
   std::uint64_t vmem_read_bytes = 0, vmem_write_bytes = 0;
   std::uint64_t noc_bytes = 0;

@@ -217,6 +217,8 @@ std::string report_json(const Report& r) {
                         {"avg_latency_s", c.avg_latency_s},
                         {"p99_latency_s", c.p99_latency_s},
                         {"refresh_s", c.refresh_s}});
+  json peak_macs = json::object();
+  for (const auto& [dtype, rate] : r.peak_macs_per_second) peak_macs[dtype] = rate;
   json links = json::array();
   for (const LinkReport& l : r.links)
     links.push_back({{"path", l.path}, {"bytes", l.bytes}, {"utilization", l.utilization}});
@@ -238,6 +240,9 @@ std::string report_json(const Report& r) {
               {"vmem_write", r.vmem_write_bytes},
               {"noc", r.noc_bytes}}},
             {"energy_pj", energy_json(r.energy, true)},
+            {"peak",
+             {{"macs_per_s", peak_macs},
+              {"memory_bandwidth_bytes_per_s", r.peak_memory_bandwidth}}},
             {"ops", ops},
             {"memory_channels", channels},
             {"noc_links", links},

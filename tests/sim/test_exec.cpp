@@ -189,6 +189,10 @@ TEST_CASE("exec: report.json has every documented key and reruns are identical",
     CHECK(a.report["ops"][0].contains(key));
   CHECK(a.report["sim"].contains("wall_seconds"));
   CHECK(a.report["sim"].contains("peak_rss_bytes"));
+  // The roofline's peaks: 2 cores x one R x C int8 array at 1 GHz; 64 B/cycle at 1 GHz.
+  CHECK(a.report["peak"]["macs_per_s"]["int8"].get<double>() == Approx(2.0 * R * C * 1e9));
+  CHECK(a.report["peak"]["memory_bandwidth_bytes_per_s"].get<double>() ==
+        Approx(double(kBytesPerCycle) * 1e9));
   // Counted traffic is what the program moves: 64 KiB in, 64 x 16 int32 results out.
   CHECK(a.report["traffic_bytes"]["hbm_read"] == kLoadBytes);
   CHECK(a.report["traffic_bytes"]["hbm_write"] == 4096);
