@@ -118,8 +118,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* sweep = app.add_subcommand(
       "sweep", "Run a parameter sweep, each point in its own process (configs/sweeps/README.md)");
   sweep->add_option("file", sweep_args.file, "Sweep file (YAML)");
-  sweep->add_option("-o,--out", sweep_args.out, "Output directory: results.csv and points/<id>/")
-      ->required();
+  sweep->add_option("-o,--out", sweep_args.out, "Output directory: results.csv and points/<id>/");
+  sweep->add_flag("--list", sweep_args.list, "Print the points (after --shard) and exit");
   sweep->add_option("-j,--jobs", sweep_args.jobs, "Points run at once (default: one per CPU)");
   sweep->add_flag("--force", sweep_args.force, "Rerun points already in results.csv");
   sweep->add_option("--shard", sweep_args.shard,

@@ -84,6 +84,7 @@ struct SweepCommandArgs {
   std::string shard;               // "i/N", 0-based; empty: every point
   std::vector<std::string> merge;  // sweep output directories to join into `out`
   double timeout_seconds = 0;      // per point; 0: none
+  bool list = false;               // print the selected points and exit
 };
 int run_sweep(const SweepCommandArgs& args);
 

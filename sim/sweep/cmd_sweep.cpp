@@ -137,7 +137,7 @@ Plan reconcile(const std::string& out, const std::string& results_path, const Ro
 
 int run_merge(const SweepCommandArgs& args) {
   if (!args.file.empty() || args.force || !args.shard.empty() || args.jobs != 0 ||
-      args.timeout_seconds != 0)
+      args.timeout_seconds != 0 || args.list)
     throw InputError(
         "tpusim sweep --merge DIR... --out DIR takes no sweep file and no run options");
   if (args.out.empty()) throw InputError("tpusim sweep --merge: --out DIR is required");
@@ -153,7 +153,7 @@ int run_merge(const SweepCommandArgs& args) {
 int run_sweep(const SweepCommandArgs& args) {
   if (!args.merge.empty()) return run_merge(args);
   if (args.file.empty()) throw InputError("tpusim sweep: give a sweep FILE (or --merge DIR...)");
-  if (args.out.empty()) throw InputError("tpusim sweep: --out DIR is required");
+  if (args.out.empty() && !args.list) throw InputError("tpusim sweep: --out DIR is required");
   if (args.timeout_seconds < 0) throw InputError("--timeout: expected seconds >= 0");
 
   sweep::SweepFile s = sweep::parse_sweep_file(args.file);
@@ -167,6 +167,14 @@ int run_sweep(const SweepCommandArgs& args) {
   std::uint64_t combinations = 0;
   const std::vector<Point> all = sweep::enumerate_points(s, &combinations);
   const std::vector<Point> selected = sweep::shard_points(all, shard);
+
+  if (args.list) {
+    const Row header = sweep::results_header(s.columns());
+    std::cout << sweep::csv_line(Row(header.begin(), header.begin() + 2 + s.columns().size()),
+                                 header.size());
+    for (const Point& p : selected) std::cout << sweep::csv_line(key_cells(s, p), header.size());
+    return kExitOk;
+  }
 
   std::error_code ec;
   fs::create_directories(fs::path(args.out) / "points", ec);

@@ -120,7 +120,7 @@ TEST_CASE("cli: bad flags exit 2, help and version exit 0", "[cli]") {
   const Result sweep = run_tpusim("sweep");
   CHECK(sweep.exit_code == 2);
   CHECK(sweep.err_lines() == 1);
-  CHECK_THAT(sweep.err, Catch::Contains("--out is required"));
+  CHECK_THAT(sweep.err, Catch::Contains("give a sweep FILE"));
   const Result version = run_tpusim("--version");
   CHECK(version.exit_code == 0);
   CHECK(version.out == "tpusim " TPUSIM_VERSION "\n");
