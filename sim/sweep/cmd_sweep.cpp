@@ -98,7 +98,13 @@ Plan reconcile(const std::string& out, const std::string& results_path, const Ro
   Plan plan;
   std::error_code ec;
   if (!fs::exists(results_path, ec)) return plan;
-  sweep::ResultsTable table = sweep::read_results(results_path);
+  sweep::ResultsTable table;
+  try {
+    table = sweep::read_results(results_path);
+  } catch (const InputError&) {
+    if (force) return plan;  // starting over: whatever the file held goes
+    throw;
+  }
   const std::string restart = "; rerun with --force to start over, or use another --out";
   if (table.header != header) {
     if (force) return plan;

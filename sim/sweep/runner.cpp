@@ -165,14 +165,14 @@ pid_t start(const Job& job) {
   return pid;
 }
 
-JobOutcome outcome_of(const Running& r, int status) {
+JobOutcome outcome_of(const Running& r, int status, double timeout_seconds) {
   JobOutcome o;
   o.wall_seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
   const std::string last = last_line((std::filesystem::path(r.job->dir) / "stderr.txt").string());
   const std::string tail = last.empty() ? "" : ": " + last;
   if (r.timed_out) {
     char text[64];
-    std::snprintf(text, sizeof text, "timed out after %.0f s (killed)", o.wall_seconds);
+    std::snprintf(text, sizeof text, "timed out after %g s (killed)", timeout_seconds);
     o.error = text + tail;
   } else if (WIFEXITED(status)) {
     o.exited_ok = WEXITSTATUS(status) == 0;
@@ -222,7 +222,7 @@ RunEnd run_jobs(const std::vector<Job>& jobs, const RunOptions& options,
       running.erase(it);
       // A child that died of the user's Ctrl-C is not a failed point; the loop stops next.
       if (g_stop_signal && WIFSIGNALED(status)) continue;
-      progress.finished(*r.job, on_done(*r.job, outcome_of(r, status)));
+      progress.finished(*r.job, on_done(*r.job, outcome_of(r, status, options.timeout_seconds)));
       continue;
     }
     if (options.timeout_seconds > 0) {

@@ -342,9 +342,9 @@ void bind_value(const std::string& key, Value& v, const ConfigNode* base_node,
   std::error_code ec;
   if (!fs::is_regular_file(v.file, ec))
     fail(v.where, key,
-         "'" + v.text + "' names a section; its value is a file to put there, and '" + v.file +
-             "' is not a file" +
-             (ends_with(key, "memory.hbm") ? " (presets: configs/memory/NAME.yaml)" : ""));
+         "'" + v.file + "' is not a file (" + key +
+             " is a section: a plain value names a file whose contents replace it" +
+             (ends_with(key, "memory.hbm") ? "; presets: configs/memory/NAME.yaml)" : ")"));
   ConfigNode section;
   try {
     section = config::load_config_file(v.file);
