@@ -2,6 +2,7 @@
 // orders derived by hand from the axes, constraint semantics, error locations, results.csv.
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include "sim/config/config_tree.h"
 #include "sim/sweep/enumerate.h"
 #include "sim/sweep/results.h"
+#include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_file.h"
 #include "tests/sim/test_support.h"
 
@@ -278,7 +280,7 @@ TEST_CASE("sweep: keys are checked against the chip, with the nearest key named"
   const std::string missing_preset = head + "axes:\n  memory.hbm: [hbm3, hbm9]\n";
   CHECK_THAT(chip.check_error(missing_preset),
              Catch::StartsWith(file + position_of(missing_preset, "hbm9") + ": memory.hbm: ") &&
-                 Catch::Contains("hbm9.yaml' is not a file"));
+                 Catch::Contains("hbm9.yaml' is not a file (memory.hbm is a section"));
 }
 
 TEST_CASE("sweep: a section given a file swaps it; swaps apply before plain values", "[sweep]") {
@@ -344,4 +346,50 @@ TEST_CASE("sweep: results.csv quoting round-trips; a row cut short is dropped", 
   std::ofstream(path, std::ios::trunc) << sw::csv_line(header, 0) << "1,2\n";
   CHECK_THROWS_WITH(sw::read_results(path),
                     path + ":2: 2 cells, the header has " + std::to_string(header.size()));
+}
+
+TEST_CASE("sweep: the process pool runs N at a time and says how each child ended", "[sweep]") {
+  TempDir dir;
+  const std::string log = dir.path("log");
+  const auto job = [&](std::uint64_t id, const std::string& script) {
+    const std::string d = dir.path("job" + std::to_string(id));
+    std::filesystem::create_directories(d);
+    return sw::Job{id, {"/bin/sh", "-c", script}, d, "job"};
+  };
+  // Two jobs that log their start and end: run two at a time, both start before either ends.
+  const std::string logged = "echo start >> '" + log + "'; sleep 0.3; echo end >> '" + log + "'";
+  for (const unsigned parallel : {2u, 1u}) {
+    std::ofstream(log, std::ios::trunc).flush();
+    std::vector<sw::JobOutcome> outcomes;
+    sw::RunOptions options;
+    options.parallel = parallel;
+    const auto end = sw::run_jobs({job(0, logged), job(1, logged)}, options,
+                                  [&](const sw::Job&, const sw::JobOutcome& o) {
+                                    outcomes.push_back(o);
+                                    return sw::JobVerdict{true, "ok"};
+                                  });
+    CHECK(end == sw::RunEnd::kDone);
+    CHECK(outcomes.size() == 2);
+    CHECK(slurp(log) == (parallel == 2 ? "start\nstart\nend\nend\n" : "start\nend\nstart\nend\n"));
+  }
+
+  std::map<std::uint64_t, sw::JobOutcome> by_id;
+  sw::RunOptions options;
+  options.parallel = 3;
+  options.timeout_seconds = 0.5;
+  sw::run_jobs(
+      {job(0, "echo warming up >&2; echo 'error: bad thing' >&2; exit 3"),
+       job(1, "echo about to crash >&2; kill -SEGV $$"), job(2, "sleep 30"), job(3, "echo fine")},
+      options, [&](const sw::Job& j, const sw::JobOutcome& o) {
+        by_id[j.id] = o;
+        return sw::JobVerdict{o.exited_ok, o.error};
+      });
+  REQUIRE(by_id.size() == 4);
+  CHECK(by_id[0].error == "exit 3: error: bad thing");  // the last line of its stderr
+  CHECK(by_id[1].error == "crashed: signal 11 (Segmentation fault): about to crash");
+  CHECK(by_id[2].error == "timed out after 0.5 s (killed)");
+  CHECK(by_id[2].wall_seconds < 10);
+  CHECK(by_id[3].exited_ok);
+  CHECK(by_id[3].error.empty());
+  CHECK(slurp(dir.path("job3/stdout.txt")) == "fine\n");
 }
