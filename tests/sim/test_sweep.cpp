@@ -109,7 +109,7 @@ axes:
   for (std::size_t i = 0; i < points.size(); ++i) CHECK(points[i].id == i);
 }
 
-TEST_CASE("sweep: zip groups advance together; their length counts once", "[sweep]") {
+TEST_CASE("sweep: zip groups advance together, their length counts once", "[sweep]") {
   const sw::SweepFile s = sw::parse_sweep_text(R"(chip: c
 workloads: w
 axes:
@@ -283,7 +283,7 @@ TEST_CASE("sweep: keys are checked against the chip, with the nearest key named"
                  Catch::Contains("hbm9.yaml' is not a file (memory.hbm is a section"));
 }
 
-TEST_CASE("sweep: a section given a file swaps it; swaps apply before plain values", "[sweep]") {
+TEST_CASE("sweep: a section given a file swaps it, swaps apply before plain values", "[sweep]") {
   FakeChip chip;
   const sw::SweepFile s = chip.checked(R"(chip: chip
 workloads: w
@@ -312,7 +312,7 @@ axes:
   CHECK(tpusim::config::find_path(tree, "memory.hbm.timing.tRCD")->text() == "29 cycles");
 }
 
-TEST_CASE("sweep: results.csv quoting round-trips; a row cut short is dropped", "[sweep]") {
+TEST_CASE("sweep: results.csv quoting round-trips, a row cut short is dropped", "[sweep]") {
   TempDir dir;
   const sw::Row header = sw::results_header({"a", "b"});
   CHECK(header.size() == 2 + 2 + 2 + sw::kMetricCount + 1);

@@ -214,7 +214,7 @@ TEST_CASE("sweep run: two shards merged equal the unsharded sweep", "[sweep]") {
   }
 }
 
-TEST_CASE("sweep run: a crashing point is recorded as failed; the sweep completes", "[sweep]") {
+TEST_CASE("sweep run: a crashing point is recorded as failed, the sweep completes", "[sweep]") {
   TempDir dir;
   const std::string file = dir.write("s.yaml", teach_sweep());
   const std::string out = dir.path("out");
@@ -272,7 +272,7 @@ TEST_CASE("sweep run: bad sweep files exit 2 with one line and write nothing", "
   }
 }
 
-TEST_CASE("sweep run: results of an edited sweep file are not mixed in; --force starts over",
+TEST_CASE("sweep run: results of an edited sweep file are not mixed in, --force starts over",
           "[sweep]") {
   TempDir dir;
   const std::string file = dir.write("s.yaml", teach_sweep());
