@@ -336,9 +336,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 void bind_value(const std::string& key, Value& v, const ConfigNode* base_node,
                 const SweepFile& sweep, const SweepEnvironment& env) {
   if (!base_node || !base_node->is_map() || !v.scalar) return;
-  const auto unresolved = [](const std::string& name) { return name; };
+  // Only DRAM presets have a folder of their own; other bare names sit beside the sweep file.
+  const auto beside = [&sweep](const std::string& name) {
+    return (fs::path(sweep.path).parent_path() / name).lexically_normal().generic_string();
+  };
   v.file = sweep_relative(sweep, v.text,
-                          ends_with(key, "memory.hbm") ? env.resolve_memory_preset : unresolved);
+                          ends_with(key, "memory.hbm") ? env.resolve_memory_preset : beside);
   std::error_code ec;
   if (!fs::is_regular_file(v.file, ec))
     fail(v.where, key,
@@ -378,9 +381,8 @@ std::string check_sweep(SweepFile& sweep, const SweepEnvironment& env) {
     } catch (const InputError& e) {
       const std::string best = workloads::nearest(key, known);
       fail(where, key,
-           "not a key of chip " + sweep.chip +
-               (best.empty() ? std::string(" (") + e.what() + ")"
-                             : "; did you mean '" + best + "'?"));
+           best.empty() ? "cannot be set on chip " + sweep.chip + ": " + e.what()
+                        : "not a key of chip " + sweep.chip + "; did you mean '" + best + "'?");
     }
     return node;
   };
