@@ -27,4 +27,8 @@ std::string resolve_chip_path(const std::string& chip) { return resolve_named(ch
 
 std::string resolve_workload_path(const std::string& workload) { return resolve_named(workload, "workloads"); }
 
+std::string resolve_memory_preset_path(const std::string& preset) {
+  return resolve_named(preset, "configs/memory");
+}
+
 }  // namespace tpusim::sim

@@ -16,4 +16,7 @@ inline constexpr const char* kDefaultWorkload = "bert-base-layer-s128";
 // workloads/ ("resnet50"), looked up the same way.
 std::string resolve_workload_path(const std::string& workload);
 
+// A DRAM preset name ("hbm3-6400" means configs/memory/hbm3-6400.yaml), looked up the same way.
+std::string resolve_memory_preset_path(const std::string& preset);
+
 }  // namespace tpusim::sim

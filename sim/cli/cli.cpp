@@ -21,19 +21,6 @@ void add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
       ->allow_extra_args(false);
 }
 
-// Subcommands whose issues have not landed: their options are declared so --help shows what
-// they will take, and running them says so and exits 3.
-void add_pending(CLI::App& app, const char* name, const char* description, const char* issue) {
-  CLI::App* cmd = app.add_subcommand(name, std::string(description) + " (not implemented yet)");
-  // Any arguments are accepted, so the answer is always the same.
-  cmd->allow_extras();
-  cmd->fallthrough(false);
-  cmd->prefix_command();
-  cmd->final_callback([name, issue] {
-    throw NotImplemented(std::string("tpusim ") + name + ": not implemented yet (" + issue + ")");
-  });
-}
-
 void add_watch_options(CLI::App* cmd, WatchArgs* watch) {
   cmd->add_option("--vcd", watch->vcd,
                   "Write a VCD waveform of the cycle-level MXU (core 0, mxu0): one scope per PE")
@@ -127,7 +114,23 @@ int run_cli(int argc, char** argv) {
   CLI::App* disassemble = app.add_subcommand("disasm", "Print a .tbin binary as .tasm text");
   disassemble->add_option("input", disasm_args.input, "Program binary (.tbin)")->required();
   disassemble->add_option("-o,--output", disasm_args.output, "Text to write (default: stdout)");
-  add_pending(app, "sweep", "Run a parameter sweep", "issue #8, architecture exploration");
+  SweepCommandArgs sweep_args;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "Run a parameter sweep, each point in its own process (configs/sweeps/README.md)");
+  sweep->add_option("file", sweep_args.file, "Sweep file (YAML)");
+  sweep->add_option("-o,--out", sweep_args.out, "Output directory: results.csv and points/<id>/");
+  sweep->add_flag("--list", sweep_args.list, "Print the points (after --shard) and exit");
+  sweep->add_option("-j,--jobs", sweep_args.jobs, "Points run at once (default: one per CPU)");
+  sweep->add_flag("--force", sweep_args.force, "Rerun points already in results.csv");
+  sweep->add_option("--shard", sweep_args.shard,
+                    "Run only slice i of N (0-based): the points at positions p with p mod N == i")
+      ->type_name("i/N");
+  sweep->add_option("--merge", sweep_args.merge,
+                    "Join these sweep output directories' results.csv into --out")
+      ->type_name("DIR...");
+  sweep->add_option("--timeout", sweep_args.timeout_seconds,
+                    "Kill a point's process after this many seconds (recorded as failed)")
+      ->type_name("SECONDS");
 
   // CLI11 reports an unknown first word as "a subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
@@ -176,6 +179,7 @@ int run_cli(int argc, char** argv) {
     if (run->parsed()) return run_run(run_args);
     if (compile->parsed()) return run_compile(compile_args);
     if (disassemble->parsed()) return run_disasm(disasm_args);
+    if (sweep->parsed()) return run_sweep(sweep_args);
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;

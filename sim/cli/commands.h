@@ -76,4 +76,16 @@ struct CompileCommandArgs {
 };
 int run_compile(const CompileCommandArgs& args);
 
+struct SweepCommandArgs {
+  std::string file;                // sweep YAML; empty with --merge
+  std::string out;                 // results.csv and points/<id>/ go here
+  unsigned jobs = 0;               // points at once; 0: one per CPU
+  bool force = false;              // rerun points already in results.csv
+  std::string shard;               // "i/N", 0-based; empty: every point
+  std::vector<std::string> merge;  // sweep output directories to join into `out`
+  double timeout_seconds = 0;      // per point; 0: none
+  bool list = false;               // print the selected points and exit
+};
+int run_sweep(const SweepCommandArgs& args);
+
 }  // namespace tpusim::sim

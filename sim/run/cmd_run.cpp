@@ -1,5 +1,6 @@
 // `tpusim run` (compile a workload for a chip and simulate it) and `tpusim compile`.
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -79,6 +80,11 @@ int run_compile(const CompileCommandArgs& args) {
 
 int run_run(const RunCommandArgs& args) {
   const auto wall_start = std::chrono::steady_clock::now();
+  // Test hook (tests/sim/test_sweep.cpp): a run given the override named here dies of a signal,
+  // so the sweep's handling of a crashed point is tested on a real crash, not an error exit.
+  if (const char* crash = std::getenv("TPUSIM_TEST_CRASH"))
+    for (const std::string& o : args.overrides)
+      if (o == crash) std::abort();
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   const std::string workload_path = resolve_workload_path(args.workload);
   const workloads::Graph graph = workloads::load_workload(workload_path);
