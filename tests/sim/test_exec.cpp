@@ -141,7 +141,7 @@ TEST_CASE("exec: double-buffered weights hide every load but the first", "[exec]
   CHECK(serial - hidden == (tiles - 1) * (R + R + N - 2 + kWriteback));
 }
 
-TEST_CASE("exec: independent DMA and MXU work overlap; a semaphore serialises it",
+TEST_CASE("exec: independent DMA and MXU work overlap, a semaphore serialises it",
           "[exec][overlap]") {
   const std::uint64_t M = 512, N = 16;
   const std::uint64_t dma = load_cycles(kDispatch, kLoadBytes);
@@ -268,9 +268,10 @@ TEST_CASE("exec: vector ops take latency + issue cycles, reductions add their tr
   }
 }
 
-TEST_CASE("exec: independent vector ops pipeline; dependent ones wait for the result",
+TEST_CASE("exec: independent vector ops pipeline, dependent ones wait for the result",
           "[exec][vpu]") {
-  const std::string wide = "--set core.vmem.port_width=64KiB";
+  // Wide ports, and three of them: each add reads a and b and writes dst in the same cycle.
+  const std::string wide = "--set core.vmem.port_width=64KiB --set core.vmem.ports=3";
   // add [8,128] fp32: one issue cycle (1024 elements, 1024 slots), latency 2.
   const std::uint64_t n = 10, latency = 2;
   std::string independent = kHeader, chained = kHeader;

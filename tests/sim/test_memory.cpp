@@ -112,7 +112,7 @@ TEST_CASE("memory: a memory-bound program is slower on TPUv1's DDR3 by the bandw
               << " vs peak ratio " << ratio);
 }
 
-TEST_CASE("memory: FR-FCFS serves row hits across transactions; FCFS ping-pongs rows",
+TEST_CASE("memory: FR-FCFS serves row hits across transactions, FCFS ping-pongs rows",
           "[memory][hbm][exec][frfcfs]") {
   // Four engines stream four tensors 2 MiB apart: with ro-ba-co-ch-bg the same offset in each
   // lands in the same bank (bank group and bank bits below bit 19, rows above), another row.

@@ -46,7 +46,7 @@ TEST_CASE("scalesim: conv rows with trailing commas, padding spaces, tabs and #d
   REQUIRE(op_macs(g, g.ops[2]) == 1024LL * 1000);
 }
 
-TEST_CASE("scalesim: 'DP' layers are depthwise; split stride header", "[workloads][scalesim]") {
+TEST_CASE("scalesim: 'DP' layers are depthwise, and a split stride header", "[workloads][scalesim]") {
   const Graph g = parse_scalesim_csv(
       "Layer name,IFMAP height,IFMAP width,Filter height,Filter width,Channels,Num filter,"
       "Stride height,Stride width,\n"
