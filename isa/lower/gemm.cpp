@@ -30,10 +30,53 @@ std::uint64_t k_unit(const MxuSpec& mxu, std::uint64_t tk) {
 // `in_buffers` A and B tiles, double-buffered output tiles, the resident bias (as stored and
 // widened to fp32), a row of sixes for relu6, and the 64-byte alignment of each.
 std::uint64_t vmem_need(const GemmProblem& p, std::uint64_t tm, std::uint64_t tn, std::uint64_t tk,
-                        std::uint64_t in_buffers, std::uint64_t group) {
+                        std::uint64_t a_bytes, std::uint64_t in_buffers, std::uint64_t group) {
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
-  return group * (in_buffers * (tm * tk + tk * tn) * ei + 2 * tm * tn * eo) + p.resident_bytes +
+  return group * (in_buffers * (a_bytes + tk * tn * ei) + 2 * tm * tn * eo) + p.resident_bytes +
          4 * tn + (2 * in_buffers + 5) * 64;
+}
+
+// The input rows of one image that a run of its output rows reads, and where they sit in the
+// step's A buffer.
+struct BandSegment {
+  std::uint64_t n = 0, oh0 = 0, oh1 = 0;  // output rows [oh0, oh1) of image n
+  std::int64_t ih0 = 0;                   // first stored input row loaded
+  std::uint64_t rows = 0, offset = 0;     // input rows loaded; bytes into the A buffer
+};
+
+// The segments of the tile holding GEMM rows [m0, m0 + mc) (whole output rows).
+std::vector<BandSegment> band_segments(const ConvBand& b, std::uint64_t m0, std::uint64_t mc) {
+  std::vector<BandSegment> segs;
+  std::uint64_t offset = 0;
+  const std::uint64_t g_end = (m0 + mc) / b.ow;
+  for (std::uint64_t g = m0 / b.ow; g < g_end;) {
+    BandSegment s;
+    s.n = g / b.oh;
+    s.oh0 = g % b.oh;
+    s.oh1 = std::min(b.oh, s.oh0 + (g_end - g));
+    s.ih0 = std::int64_t(s.oh0 * b.sh) - b.pt;
+    s.rows = (s.oh1 - 1 - s.oh0) * b.sh + (b.kh - 1) * b.dh + 1;
+    s.offset = offset;
+    offset = round_up(offset + s.rows * b.row_bytes, 64);
+    segs.push_back(s);
+    g += s.oh1 - s.oh0;
+  }
+  return segs;
+}
+
+// A buffer bytes for a tile of tm GEMM rows, whichever images its rows fall in.
+std::uint64_t band_bytes(const ConvBand& b, std::uint64_t tm) {
+  const std::uint64_t out_rows = ceil_div(tm, b.ow);
+  const std::uint64_t segments = std::min<std::uint64_t>(out_rows, ceil_div(out_rows, b.oh) + 1);
+  return (out_rows * b.sh + segments * ((b.kh - 1) * b.dh + 1)) * b.row_bytes + segments * 64;
+}
+
+// A band convolution's K pieces are runs of at most R elements that are contiguous in a stored
+// input row, so that each is a single shifted view of the band: with dilation 1 a whole kernel
+// row (kw x channels, the pixels side by side), else one tap's channels.
+std::uint64_t band_run(const ConvBand& b) { return b.dw == 1 ? b.kw * b.channels : b.channels; }
+std::uint64_t band_pieces(const ConvBand& b, const MxuSpec& mxu) {
+  return b.kh * (b.kw * b.channels / band_run(b)) * ceil_div(band_run(b), mxu.rows);
 }
 
 // Three input buffers when the semaphores allow, so loads run two steps ahead: a buffer is free
@@ -124,18 +167,39 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
                                                     std::min(tn, p.n), std::min(tk, p.k), t.kparts);
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
   t.hbm_bytes = p.batch * (nb * p.m * p.k * ei + mb * p.k * p.n * ei + p.m * p.n * eo);
+  std::uint64_t a_bytes = tm * tk * ei;
+  if (p.band) {
+    // One band per (row tile, column tile); each piece's weights are loaded once per MXU part,
+    // then every output row of the part streams OW rows through them.
+    const ConvBand& b = *p.band;
+    a_bytes = band_bytes(b, tm);
+    t.kparts = 1;
+    t.hbm_bytes = nb * mb * a_bytes + mb * p.k * p.n * ei + p.m * p.n * eo;
+    const std::uint64_t nc = std::min(tn, p.n), out_rows = std::min(tm, p.m) / b.ow;
+    const std::uint64_t nsubs = ceil_div(nc, mxu.cols);
+    const std::uint64_t mparts =
+        std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, out_rows));
+    const double streamed = double(ceil_div(out_rows, mparts) * b.ow);
+    const double per_item =
+        mxu.weight_double_buffer
+            ? std::max(streamed, double(std::min<std::uint64_t>(band_run(b), mxu.rows)))
+            : 2.0 * mxu.rows + streamed + double(std::min<std::uint64_t>(nc, mxu.cols)) - 2;
+    t.compute_cycles =
+        double(tiles_per_core * band_pieces(b, mxu) * ceil_div(nsubs * mparts, mxu.count)) *
+        per_item;
+  }
   t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
   // Each step also pays a small fixed cost (its hand-off instructions through the sequencer).
   // Nothing overlaps the first step's loads (pipeline fill) or the last tile's read-out and store
   // (drain), so smaller k-blocks shorten the fill at no cost in traffic.
   const double per_step = 32;
-  const double fill = double(group * (tm * tk + tk * tn) * ei) / ctx.hbm_bytes_per_cycle();
+  const double fill = double(group * (a_bytes + tk * tn * ei)) / ctx.hbm_bytes_per_cycle();
   const double drain =
       double(group * tm * tn * eo) / ctx.hbm_bytes_per_cycle() +
       double(group * tm * tn) / (double(ctx.chip.core.vpu.lanes) * ctx.chip.core.vpu.sublanes);
   t.estimate = std::max(t.compute_cycles, t.memory_cycles) +
                double(tiles_per_core * kb) * per_step + fill + drain;
-  t.vmem = vmem_need(p, tm, tn, tk, in_buffers, group);
+  t.vmem = vmem_need(p, tm, tn, tk, a_bytes, in_buffers, group);
   t.accmem = 2 * t.kparts * group * tm * tn * 4;
   return t;
 }
@@ -147,18 +211,28 @@ std::vector<std::uint64_t> candidates(std::uint64_t full, std::uint64_t unit) {
   return c;
 }
 
-Tiles choose_tiles(const OpContext& ctx, const GemmProblem& p) {
+std::optional<Tiles> choose_tiles(const OpContext& ctx, const GemmProblem& p) {
   const auto& core = ctx.chip.core;
   const std::uint64_t in_buffers = input_buffers(ctx);
   Tiles best;
   bool found = false;
-  for (std::uint64_t tk : candidates(p.k, core.mxu.rows))
+  // A band convolution keeps K whole (the band serves every tap) and tiles whole output rows.
+  const std::vector<std::uint64_t> tks =
+      p.band ? std::vector<std::uint64_t>{p.k} : candidates(p.k, core.mxu.rows);
+  std::vector<std::uint64_t> tms = candidates(p.m, 8);
+  if (p.band) {
+    tms.clear();
+    for (std::uint64_t rows = 1; rows * p.band->ow < p.m; rows *= 2)
+      tms.push_back(rows * p.band->ow);
+    tms.push_back(p.m);
+  }
+  for (std::uint64_t tk : tks)
     for (std::uint64_t tn : candidates(round_up(p.n, core.mxu.cols), core.mxu.cols))
-      for (std::uint64_t tm : candidates(p.m, 8))
+      for (std::uint64_t tm : tms)
         // Several batch items per step only when one tile covers all rows (attention in a decode
         // step).
         for (std::uint64_t group :
-             tm >= p.m ? candidates(p.batch, 1) : std::vector<std::uint64_t>{1}) {
+             tm >= p.m && !p.band ? candidates(p.batch, 1) : std::vector<std::uint64_t>{1}) {
           const std::uint64_t tn_eff = std::min(tn, p.n);
           const Tiles t = evaluate(ctx, p, tm, tn_eff, tk, in_buffers, group);
           if (t.vmem > core.vmem.capacity.value() || t.accmem > core.accmem.capacity.value())
@@ -174,16 +248,82 @@ Tiles choose_tiles(const OpContext& ctx, const GemmProblem& p) {
             found = true;
           }
         }
-  if (!found)
-    ctx.fail("no tile of " + std::to_string(p.m) + " x " + std::to_string(p.n) + " x " +
-             std::to_string(p.k) + " fits vmem (" + std::to_string(core.vmem.capacity.value()) +
-             " B) and accmem (" + std::to_string(core.accmem.capacity.value()) + " B)");
+  if (!found) return std::nullopt;
   return best;
 }
 
 struct TileRef {
   std::uint64_t b0, bn, m0, mc, n0, nc;  // batch items [b0, b0 + bn) share the step
 };
+
+// One step of a band convolution (K whole): for each K piece (a kernel tap and up to R
+// channels) and column slice, each MXU loads the weights once and streams the output rows of its
+// part of the tile, one matmul of OW rows per output row, each reading a shifted, strided view
+// of the band.
+void emit_band_compute(Emitter& e, const GemmProblem& p, const ConvBand& b, std::uint64_t m0,
+                       std::uint64_t mc, std::uint64_t nc, Address band, Address weights,
+                       std::uint64_t pitch_b, Address acc, std::uint64_t pitch_acc) {
+  const MxuSpec& mxu = e.chip().core.mxu;
+  const std::uint64_t ei = dtype_bytes(p.in_dtype);
+  struct OutRow {
+    const BandSegment* seg;
+    std::uint64_t oh, index;  // output row in its image; row of the tile
+  };
+  const std::vector<BandSegment> segs = band_segments(b, m0, mc);
+  std::vector<OutRow> rows;
+  for (const BandSegment& s : segs)
+    for (std::uint64_t oh = s.oh0; oh < s.oh1; ++oh) rows.push_back({&s, oh, rows.size()});
+  const std::uint64_t nsubs = ceil_div(nc, mxu.cols);
+  const std::uint64_t mparts =
+      std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, rows.size()));
+  const std::uint64_t part_rows = ceil_div(rows.size(), mparts);
+  const std::uint64_t run = band_run(b), runs_per_row = b.kw * b.channels / run;
+  std::uint64_t piece = 0;
+  for (std::uint64_t r = 0; r < b.kh; ++r)
+    for (std::uint64_t q = 0; q < runs_per_row; ++q)  // q: the tap a run starts at
+      for (std::uint64_t c0 = 0; c0 < run; c0 += mxu.rows, ++piece) {
+        const std::uint64_t len = std::min<std::uint64_t>(mxu.rows, run - c0);
+        const std::uint64_t tap = q * (run / b.channels);
+        const std::uint64_t k_row = (r * b.kw + tap) * b.channels + c0;  // weight row of the piece
+        const std::uint64_t col = b.col_offset(std::int64_t(tap * b.dw) - b.pl) + c0 * b.elem;
+        std::uint64_t item = 0;
+        for (std::uint64_t j = 0; j < nsubs; ++j) {
+          const std::uint64_t n_off = j * mxu.cols,
+                              nsub = std::min<std::uint64_t>(mxu.cols, nc - n_off);
+          for (std::uint64_t part = 0; part < mparts; ++part, ++item) {
+            const std::uint64_t first = part * part_rows;
+            if (first >= rows.size()) continue;
+            const auto unit = static_cast<std::uint8_t>(item % mxu.count);
+            MxuLoadWeights lw;
+            lw.mxu = unit;
+            lw.dtype = p.in_dtype;
+            lw.k = static_cast<std::uint32_t>(len);
+            lw.n = static_cast<std::uint32_t>(nsub);
+            lw.src_stride = static_cast<std::uint32_t>(pitch_b);
+            lw.src = offset(weights, k_row * pitch_b + n_off * ei);
+            e.emit(lw);
+            for (std::uint64_t i = first;
+                 i < std::min<std::uint64_t>(first + part_rows, rows.size()); ++i) {
+              const OutRow& o = rows[i];
+              const std::int64_t ih = std::int64_t(o.oh * b.sh + r * b.dh) - b.pt;
+              MxuMatmul mm;
+              mm.mxu = unit;
+              mm.dtype = p.in_dtype;
+              mm.m = static_cast<std::uint32_t>(b.ow);
+              mm.k = lw.k;
+              mm.n = lw.n;
+              mm.src =
+                  offset(band, o.seg->offset + std::uint64_t(ih - o.seg->ih0) * b.row_bytes + col);
+              mm.src_stride = static_cast<std::uint32_t>(b.sw * b.pixel_bytes);
+              mm.dst = offset(acc, o.index * b.ow * pitch_acc + n_off * 4);
+              mm.dst_stride = static_cast<std::uint32_t>(pitch_acc);
+              mm.accumulate = piece > 0;
+              e.emit(mm);
+            }
+          }
+        }
+      }
+}
 
 }  // namespace
 
@@ -195,7 +335,30 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   }
   Emitter& e = ctx.e;
   const auto& mxu = ctx.chip.core.mxu;
-  const Tiles tiles = choose_tiles(ctx, p);
+  // A convolution offered as a band runs as one when it fits: an im2col gather reads each input
+  // kh x kw times through HBM in short runs. Only when off-chip traffic is free (memory model
+  // ideal) can the gather win, by packing K across kernel rows; then the estimates decide. The
+  // band's weights-then-rows schedule is weight-stationary.
+  GemmProblem gathered = p;
+  gathered.band.reset();
+  std::optional<Tiles> chosen = choose_tiles(ctx, gathered);
+  if (p.band && mxu.dataflow == Dataflow::kWeightStationary) {
+    const std::optional<Tiles> banded = choose_tiles(ctx, p);
+    const bool ideal = ctx.chip.memory.model == MemoryModel::kIdeal;
+    if (banded && (!chosen || !ideal || banded->estimate < chosen->estimate)) {
+      chosen = banded;
+      p.a_description = p.band->description;
+    } else
+      p.band.reset();
+  } else {
+    p.band.reset();
+  }
+  if (!chosen)
+    ctx.fail("no tile of " + std::to_string(p.m) + " x " + std::to_string(p.n) + " x " +
+             std::to_string(p.k) + " fits vmem (" +
+             std::to_string(ctx.chip.core.vmem.capacity.value()) + " B) and accmem (" +
+             std::to_string(ctx.chip.core.accmem.capacity.value()) + " B)");
+  const Tiles tiles = *chosen;
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
   const DType acc_type = accumulator_dtype(p.in_dtype);
   const std::uint64_t tm = tiles.m, tn = tiles.n, tk = tiles.k;
@@ -210,8 +373,8 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   constexpr std::uint64_t kMaxInBuffers = 3;
   Address a_buf[kMaxInBuffers], b_buf[kMaxInBuffers], out_buf[2], acc_buf[2];
   // Batch item jb of a step sits at jb x (one item's tile) in each buffer.
-  const std::uint64_t a_item = tm * pitch_a, b_item = tk * tn * ei, acc_item = tm * pitch_acc,
-                      out_item = tm * pitch_out;
+  const std::uint64_t a_item = p.band ? band_bytes(*p.band, tm) : tm * pitch_a,
+                      b_item = tk * tn * ei, acc_item = tm * pitch_acc, out_item = tm * pitch_out;
   for (std::uint64_t i = 0; i < nin; ++i) {
     a_buf[i] = vmem.take(group * a_item, "the A tile");
     b_buf[i] = vmem.take(group * b_item, "the B tile");
@@ -299,10 +462,24 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const std::uint64_t buf = s % nin;
       if (s >= nin) in_empty[buf].take(e);
       std::vector<Transfer> xfers;
+      if (p.band) {
+        // Whole stored rows are contiguous in HBM: one run per image the tile touches.
+        for (const BandSegment& seg : band_segments(*p.band, t.m0, t.mc)) {
+          const std::uint64_t bytes = seg.rows * p.band->row_bytes;
+          xfers.push_back(Transfer{false,
+                                   {Space::kHbm, p.band->row_start(seg.n, seg.ih0)},
+                                   offset(a_buf[buf], seg.offset),
+                                   bytes,
+                                   {1},
+                                   {bytes},
+                                   {bytes}});
+        }
+      }
       for (std::uint64_t jb = 0; jb < t.bn; ++jb) {
-        for (Transfer& x :
-             p.load_a(t.b0 + jb, t.m0, t.mc, k0, kc, offset(a_buf[buf], jb * a_item), pitch_a))
-          xfers.push_back(std::move(x));
+        if (!p.band)
+          for (Transfer& x :
+               p.load_a(t.b0 + jb, t.m0, t.mc, k0, kc, offset(a_buf[buf], jb * a_item), pitch_a))
+            xfers.push_back(std::move(x));
         for (Transfer& x :
              p.load_b(t.b0 + jb, k0, kc, t.n0, t.nc, offset(b_buf[buf], jb * b_item), pitch_b))
           xfers.push_back(std::move(x));
@@ -318,6 +495,13 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const int acc = static_cast<int>(ti % 2);
       in_full[buf].take(e);
       if (kb == 0 && ti >= 2) acc_empty[acc].take(e);
+      if (p.band) {
+        emit_band_compute(e, p, *p.band, t.m0, t.mc, t.nc, a_buf[buf], b_buf[buf], pitch_b,
+                          acc_buf[acc], pitch_acc);
+        if (s + nin < steps) in_empty[buf].post(e);
+        acc_full[acc].post(e);
+        return;
+      }
       const std::uint64_t kslice = k_slice(mxu, kc), nslice = n_slice(mxu, t.nc);
       const std::uint64_t nsubs = ceil_div(t.nc, nslice);
       const std::uint64_t mparts = row_parts(mxu, nsubs, t.mc);

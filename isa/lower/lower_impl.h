@@ -2,6 +2,7 @@
 // Shared state of the lowering of one operator, and the per-family entry points.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,23 @@ struct OpContext {
   [[noreturn]] void fail(const std::string& message) const;
 };
 
+// A convolution whose A operand is read from a band of input rows in vector memory, not
+// gathered as im2col rows through HBM: each step loads the stored input rows (halo included) its
+// output rows need, once, and the MXUs read shifted, strided views of them, one matmul per output
+// row and kernel tap. Rows of the GEMM are whole output rows (M = images x OH x OW).
+struct ConvBand {
+  std::uint64_t oh = 0, ow = 0;                // output rows and columns per image
+  std::uint64_t kh = 0, kw = 0, channels = 0;  // K = kh x kw x channels, in that order
+  std::uint64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  std::int64_t pt = 0, pl = 0;
+  std::uint64_t row_bytes = 0, pixel_bytes = 0, elem = 0;  // one stored input row, pixel, element
+  // HBM address of the start of stored input row `ih` (logical row, negative in the top halo).
+  std::function<std::uint64_t(std::uint64_t n, std::int64_t ih)> row_start;
+  // Bytes from a stored row's start to logical column `iw` (negative in the left halo).
+  std::function<std::uint64_t(std::int64_t iw)> col_offset;
+  std::string description;  // replaces GemmProblem::a_description when the band is used
+};
+
 // The matrix product C[b] = A[b] x B[b] for b in [0, batch), with loaders for each operand.
 struct GemmProblem {
   std::uint64_t batch = 1, m = 0, n = 0, k = 0;
@@ -57,8 +75,9 @@ struct GemmProblem {
       store_c;
   // Column of the bias vector that output column 0 of batch b reads (grouped convolutions).
   std::function<std::uint64_t(std::uint64_t b)> bias_column = [](std::uint64_t) { return 0; };
-  std::uint64_t resident_bytes = 0;         // vmem held for the whole operator (the bias)
-  std::string a_description;                // "dense rows" or "im2col gather of ..."
+  std::uint64_t resident_bytes = 0;  // vmem held for the whole operator (the bias)
+  std::string a_description;         // "dense rows" or "im2col gather of ..."
+  std::optional<ConvBand> band;      // A from an input band (load_a unused)
 };
 
 void lower_matmul(OpContext& ctx);
@@ -68,9 +87,9 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem);
 void lower_elementwise(OpContext& ctx);  // add, mul, bias, relu, relu6, gelu
 void lower_softmax(OpContext& ctx);
 void lower_layernorm(OpContext& ctx);
-void lower_window(OpContext& ctx);       // depthwise conv2d, max_pool, avg_pool
+void lower_window(OpContext& ctx);  // depthwise conv2d, max_pool, avg_pool
 void lower_global_avg_pool(OpContext& ctx);
-void lower_copy(OpContext& ctx);         // reshape (when not an alias), transpose, concat
+void lower_copy(OpContext& ctx);  // reshape (when not an alias), transpose, concat
 void lower_embedding(OpContext& ctx, const std::vector<std::int64_t>* indices);
 
 }  // namespace tpusim::isa::lower_detail

@@ -65,21 +65,27 @@ void lower_matmul(OpContext& ctx) {
       return row_transfers(false, rows, m0, mc, k0 * ea, kc * ea, tile, pitch);
     }
     // Stored as [K, M]: an element-wise gather, as slow on real DMA engines as it is here.
-    return std::vector<Transfer>{Transfer{false, {Space::kHbm, base + (k0 * m + m0) * ea}, tile, ea,
-                                          {mc, kc}, {ea, m * ea}, {pitch, ea}}};
+    return std::vector<Transfer>{Transfer{false,
+                                          {Space::kHbm, base + (k0 * m + m0) * ea},
+                                          tile,
+                                          ea,
+                                          {mc, kc},
+                                          {ea, m * ea},
+                                          {pitch, ea}}};
   };
   p.load_b = [=](std::uint64_t batch, std::uint64_t k0, std::uint64_t kc, std::uint64_t n0,
                  std::uint64_t nc, Address tile, std::uint64_t pitch) {
     const std::uint64_t base = b.base + batch * b_step;
     if (!attrs.transpose_b)
-      return row_transfers(false, RowView{base, {1, 1, k}, {0, 0, n * ea}}, k0, kc, n0 * ea, nc * ea,
-                           tile, pitch);
+      return row_transfers(false, RowView{base, {1, 1, k}, {0, 0, n * ea}}, k0, kc, n0 * ea,
+                           nc * ea, tile, pitch);
     return row_transfers(false, RowView{base, {1, 1, n}, {0, 0, k * ea}}, n0, nc, k0 * ea, kc * ea,
                          tile, pitch);
   };
   p.store_c = [=](std::uint64_t batch, std::uint64_t m0, std::uint64_t mc, std::uint64_t n0,
                   std::uint64_t nc, Address tile, std::uint64_t pitch) {
-    const RowView rows = flatten ? out_rows : RowView{out.base + batch * m * n * eo, {1, 1, m}, {0, 0, n * eo}};
+    const RowView rows =
+        flatten ? out_rows : RowView{out.base + batch * m * n * eo, {1, 1, m}, {0, 0, n * eo}};
     return row_transfers(true, rows, m0, mc, n0 * eo, nc * eo, tile, pitch);
   };
   p.a_description = attrs.transpose_a ? "element-wise transposing gather" : "dense rows";
@@ -92,7 +98,8 @@ void lower_conv2d(OpContext& ctx) {
   const TensorPlacement& out = *ctx.output;
   const auto& at = ctx.op.attrs;
   const std::uint64_t cin = u(x.shape[3]), groups = u(at.groups);
-  const std::uint64_t kh = u(w.shape[0]), kw = u(w.shape[1]), cg = u(w.shape[2]), cout = u(w.shape[3]);
+  const std::uint64_t kh = u(w.shape[0]), kw = u(w.shape[1]), cg = u(w.shape[2]),
+                      cout = u(w.shape[3]);
   // Depthwise is a vector-unit job; a one-channel plain convolution (groups 1) stays a GEMM.
   if (groups > 1 && groups == cin && cg == 1) return lower_window(ctx);
   require_mxu_dtype(ctx, x);
@@ -103,7 +110,8 @@ void lower_conv2d(OpContext& ctx) {
   const std::vector<std::uint64_t> xs = x.strides();
   // Element [n, oh*sh + kh*dh - pt, ow*sw + kw*dw - pl, c] for output row (n, oh, ow).
   const std::uint64_t origin = x.address_of({0, -at.pad_top, -at.pad_left, 0});
-  const RowView windows{origin, {batch, oh, ow}, {xs[0], u(at.stride_h) * xs[1], u(at.stride_w) * xs[2]}};
+  const RowView windows{
+      origin, {batch, oh, ow}, {xs[0], u(at.stride_h) * xs[1], u(at.stride_w) * xs[2]}};
   const RowView out_rows = matrix_rows(out);
 
   GemmProblem p;
@@ -147,7 +155,39 @@ void lower_conv2d(OpContext& ctx) {
   };
   p.bias_column = [=](std::uint64_t g) { return g * cog; };
   std::ostringstream what;
-  what << "im2col gather, " << kh << "x" << kw << " window, stride " << at.stride_h << "x" << at.stride_w;
+  // A window wider than one pixel would read each input kh x kw times through an im2col gather;
+  // a band of stored rows is read once and its taps are views of it.
+  if (groups == 1 && kh * kw > 1) {
+    ConvBand b;
+    b.oh = oh;
+    b.ow = ow;
+    b.kh = kh;
+    b.kw = kw;
+    b.channels = cin;
+    b.sh = u(at.stride_h);
+    b.sw = u(at.stride_w);
+    b.dh = u(at.dilation_h);
+    b.dw = u(at.dilation_w);
+    b.pt = at.pad_top;
+    b.pl = at.pad_left;
+    b.row_bytes = xs[1];
+    b.pixel_bytes = xs[2];
+    b.elem = e;
+    const std::int64_t left = -x.origin[2];  // logical column of storage column 0
+    b.row_start = [x, left](std::uint64_t n, std::int64_t ih) {
+      return x.address_of({static_cast<std::int64_t>(n), ih, left, 0});
+    };
+    b.col_offset = [xs, left](std::int64_t iw) {
+      return static_cast<std::uint64_t>(iw - left) * xs[2];
+    };
+    std::ostringstream band_what;
+    band_what << "input band in vmem (stored rows read once), " << kh << "x" << kw
+              << " taps as shifted views, stride " << at.stride_h << "x" << at.stride_w;
+    b.description = band_what.str();
+    p.band = b;
+  }
+  what << "im2col gather, " << kh << "x" << kw << " window, stride " << at.stride_h << "x"
+       << at.stride_w;
   if (groups > 1) what << ", " << groups << " groups";
   p.a_description = what.str();
   emit_gemm(ctx, p);
