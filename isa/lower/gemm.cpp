@@ -286,41 +286,56 @@ void emit_band_compute(Emitter& e, const GemmProblem& p, const ConvBand& b, std:
         const std::uint64_t tap = q * (run / b.channels);
         const std::uint64_t k_row = (r * b.kw + tap) * b.channels + c0;  // weight row of the piece
         const std::uint64_t col = b.col_offset(std::int64_t(tap * b.dw) - b.pl) + c0 * b.elem;
-        std::uint64_t item = 0;
-        for (std::uint64_t j = 0; j < nsubs; ++j) {
-          const std::uint64_t n_off = j * mxu.cols,
-                              nsub = std::min<std::uint64_t>(mxu.cols, nc - n_off);
-          for (std::uint64_t part = 0; part < mparts; ++part, ++item) {
+        // Items are (column slice, row part) pairs; unit = item mod MXUs. Each round of at most
+        // one item per MXU loads its weights, then its matmuls go out interleaved row by row:
+        // dispatch is in order, so one MXU's run of matmuls would otherwise fill its queue and
+        // hold back the others'.
+        struct Item {
+          std::uint8_t unit;
+          std::uint64_t n_off, nsub, first, last;
+        };
+        std::vector<Item> items;
+        for (std::uint64_t j = 0; j < nsubs; ++j)
+          for (std::uint64_t part = 0; part < mparts; ++part) {
             const std::uint64_t first = part * part_rows;
             if (first >= rows.size()) continue;
-            const auto unit = static_cast<std::uint8_t>(item % mxu.count);
+            const std::uint64_t n_off = j * mxu.cols;
+            items.push_back({static_cast<std::uint8_t>(items.size() % mxu.count), n_off,
+                             std::min<std::uint64_t>(mxu.cols, nc - n_off), first,
+                             std::min<std::uint64_t>(first + part_rows, rows.size())});
+          }
+        for (std::size_t r0 = 0; r0 < items.size(); r0 += mxu.count) {
+          const std::size_t r1 = std::min<std::size_t>(items.size(), r0 + mxu.count);
+          for (std::size_t it = r0; it < r1; ++it) {
             MxuLoadWeights lw;
-            lw.mxu = unit;
+            lw.mxu = items[it].unit;
             lw.dtype = p.in_dtype;
             lw.k = static_cast<std::uint32_t>(len);
-            lw.n = static_cast<std::uint32_t>(nsub);
+            lw.n = static_cast<std::uint32_t>(items[it].nsub);
             lw.src_stride = static_cast<std::uint32_t>(pitch_b);
-            lw.src = offset(weights, k_row * pitch_b + n_off * ei);
+            lw.src = offset(weights, k_row * pitch_b + items[it].n_off * ei);
             e.emit(lw);
-            for (std::uint64_t i = first;
-                 i < std::min<std::uint64_t>(first + part_rows, rows.size()); ++i) {
-              const OutRow& o = rows[i];
+          }
+          for (std::uint64_t step = 0; step < part_rows; ++step)
+            for (std::size_t it = r0; it < r1; ++it) {
+              const Item& x = items[it];
+              if (x.first + step >= x.last) continue;
+              const OutRow& o = rows[x.first + step];
               const std::int64_t ih = std::int64_t(o.oh * b.sh + r * b.dh) - b.pt;
               MxuMatmul mm;
-              mm.mxu = unit;
+              mm.mxu = x.unit;
               mm.dtype = p.in_dtype;
               mm.m = static_cast<std::uint32_t>(b.ow);
-              mm.k = lw.k;
-              mm.n = lw.n;
+              mm.k = static_cast<std::uint32_t>(len);
+              mm.n = static_cast<std::uint32_t>(x.nsub);
               mm.src =
                   offset(band, o.seg->offset + std::uint64_t(ih - o.seg->ih0) * b.row_bytes + col);
               mm.src_stride = static_cast<std::uint32_t>(b.sw * b.pixel_bytes);
-              mm.dst = offset(acc, o.index * b.ow * pitch_acc + n_off * 4);
+              mm.dst = offset(acc, o.index * b.ow * pitch_acc + x.n_off * 4);
               mm.dst_stride = static_cast<std::uint32_t>(pitch_acc);
               mm.accumulate = piece > 0;
               e.emit(mm);
             }
-          }
         }
       }
 }
