@@ -139,7 +139,7 @@ InstrBody Assembler::build_mxu_lw() {
 InstrBody Assembler::build_mxu_mm() {
   split_operands(Params{{"mxu"},
                         {"src", "dst", "m", "k", "n", "dtype", "src_stride", "dst_stride"},
-                        {"accumulate"}},
+                        {"accumulate", "keep"}},
                  1);
   MxuMatmul m;
   m.mxu = unit_op("mxu", UnitKind::kMxu).index;
@@ -150,6 +150,7 @@ InstrBody Assembler::build_mxu_mm() {
   m.n = static_cast<std::uint32_t>(uint_op("n", 32));
   m.dtype = dtype_op("dtype");
   m.accumulate = flag("accumulate");
+  m.keep = flag("keep");
   m.src_stride = stride_or("src_stride", std::uint64_t{m.k} * dtype_bytes(m.dtype));
   m.dst_stride =
       stride_or("dst_stride", std::uint64_t{m.n} * dtype_bytes(accumulator_dtype(m.dtype)));

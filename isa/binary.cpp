@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::uint8_t kFlagTranspose = 1;   // mxu.lw
 constexpr std::uint8_t kFlagAccumulate = 1;  // mxu.mm
+constexpr std::uint8_t kFlagKeep = 2;        // mxu.mm
 
 std::string hex(std::size_t v) {
   char buf[32];
@@ -138,7 +139,9 @@ void encode_instruction(Writer& w, const Instruction& inst) {
     w.u32(l->src_stride);
     w.u64(l->src.addr);
   } else if (auto* m = std::get_if<MxuMatmul>(&inst.body)) {
-    put_header(w, inst, m->accumulate ? kFlagAccumulate : 0);
+    put_header(w, inst,
+               static_cast<std::uint8_t>((m->accumulate ? kFlagAccumulate : 0) |
+                                         (m->keep ? kFlagKeep : 0)));
     w.u8(m->mxu);
     w.u8(static_cast<std::uint8_t>(m->dtype));
     w.u8(static_cast<std::uint8_t>(m->src.space));
@@ -241,8 +244,9 @@ Instruction decode_instruction(Reader& r, std::size_t index, std::size_t n_ops) 
     }
     case Opcode::kMxuMatmul: {
       MxuMatmul m;
-      allowed_flags = kFlagAccumulate;
+      allowed_flags = kFlagAccumulate | kFlagKeep;
       m.accumulate = flags & kFlagAccumulate;
+      m.keep = flags & kFlagKeep;
       m.mxu = r.u8();
       m.dtype = r.enum8<DType>(kNumDTypes, name + ": dtype");
       Space src = r.enum8<Space>(kNumSpaces, name + ": src space");

@@ -158,22 +158,31 @@ class Checker {
     std::uint64_t rows = w.transpose ? w.n : w.k;
     u128 row_bytes = u128{w.transpose ? w.k : w.n} * dtype_bytes(w.dtype);
     range(i, "src", w.src, rows_extent(rows, row_bytes, w.src_stride));
-    last_lw_[{inst.core, w.mxu}] = i;
+    Tiles& t = tiles_[{inst.core, w.mxu}];
+    t.staged = i;
   }
 
-  void check_mm(std::size_t i, const Instruction& inst, const MxuMatmul& m) const {
+  // A matmul switches to the tile staged by the last mxu.lw, unless it says `keep`.
+  void check_mm(std::size_t i, const Instruction& inst, const MxuMatmul& m) {
     mxu_index(i, m.mxu);
     mxu_shape(i, m.dtype, m.k, m.n);
     positive(i, "m", m.m);
-    auto it = last_lw_.find({inst.core, m.mxu});
-    if (it == last_lw_.end())
+    Tiles& t = tiles_[{inst.core, m.mxu}];
+    if (m.keep && t.staged != kNone && !c_.core.mxu.weight_double_buffer)
+      fail(i, "keep needs core.mxu.weight_double_buffer: with one weight buffer the mxu.lw at " +
+                  instruction_place(p_, t.staged) + " has replaced the tile in use");
+    if (!m.keep && t.staged != kNone) {
+      t.active = t.staged;
+      t.staged = kNone;
+    }
+    if (t.active == kNone)
       fail(i, "no mxu.lw loads weights into mxu" + std::to_string(m.mxu) + " of core " +
                   std::to_string(inst.core) + " before this matmul");
-    const auto& w = std::get<MxuLoadWeights>(p_.instructions[it->second].body);
+    const auto& w = std::get<MxuLoadWeights>(p_.instructions[t.active].body);
     if (w.k != m.k || w.n != m.n || w.dtype != m.dtype) {
       fail(i, "k=" + std::to_string(m.k) + " n=" + std::to_string(m.n) + " dtype=" +
                   std::string(dtype_name(m.dtype)) + " do not match the weights loaded at " +
-                  instruction_place(p_, it->second) + " (k=" + std::to_string(w.k) +
+                  instruction_place(p_, t.active) + " (k=" + std::to_string(w.k) +
                   " n=" + std::to_string(w.n) + " dtype=" + std::string(dtype_name(w.dtype)) + ")");
     }
     u128 out_row = u128{m.n} * dtype_bytes(accumulator_dtype(m.dtype));
@@ -268,8 +277,13 @@ class Checker {
 
   const Program& p_;
   const ChipSpec& c_;
-  std::map<std::pair<std::uint16_t, std::uint8_t>, std::size_t> last_lw_;  // (core, mxu) -> i
-  std::map<std::uint16_t, std::size_t> halt_;                              // core -> its halt
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  struct Tiles {
+    std::size_t active = kNone;  // the mxu.lw whose tile the array computes with
+    std::size_t staged = kNone;  // an mxu.lw no matmul has switched to yet
+  };
+  std::map<std::pair<std::uint16_t, std::uint8_t>, Tiles> tiles_;  // per (core, mxu)
+  std::map<std::uint16_t, std::size_t> halt_;                      // core -> its halt
 };
 
 }  // namespace

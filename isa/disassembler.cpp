@@ -58,7 +58,7 @@ class Printer {
            stride("src_stride", m.src_stride, std::uint64_t{m.k} * dtype_bytes(m.dtype)) +
            stride("dst_stride", m.dst_stride,
                   std::uint64_t{m.n} * dtype_bytes(accumulator_dtype(m.dtype))) +
-           (m.accumulate ? " accumulate" : "");
+           (m.accumulate ? " accumulate" : "") + (m.keep ? " keep" : "");
   }
 
   std::string vector(const VectorInstr& v) const {

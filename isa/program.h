@@ -86,6 +86,9 @@ struct MxuMatmul {
   Address dst;  // accmem
   std::uint32_t dst_stride = 0;
   bool accumulate = false;  // add into dst instead of overwriting it
+  // Use the tile already in the array: a tile staged by a later mxu.lw stays staged for the
+  // next matmul without `keep` (so weights load while earlier rows still stream).
+  bool keep = false;
 };
 
 struct VectorOperand {

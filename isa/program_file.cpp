@@ -30,7 +30,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 Program read_program_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw file_error(path, "is a directory, not a program");
+  if (std::filesystem::is_directory(path, ec))
+    throw file_error(path, "is a directory, not a program");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw file_error(path, "cannot open file");
   std::vector<std::uint8_t> bytes;
@@ -44,8 +45,8 @@ Program read_program_file(const std::string& path) {
   Program program =
       magic || ends_with(path, ".tbin")
           ? decode(bytes, path)
-          : assemble_text(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                          path);
+          : assemble_text(
+                std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
   // An empty file, or one of comments alone, is almost always the wrong file.
   if (program.instructions.empty())
     throw AsmError(magic ? SourceLocation{path} : SourceLocation{path, 1, 1}, "no instructions");

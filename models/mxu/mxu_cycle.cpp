@@ -215,8 +215,8 @@ CycleMatmulResult CycleMxu::matmul(const isa::MxuMatmul& mm, std::uint64_t now,
   MxuMatmulTiming& t = out.timing;
   t.macs = std::uint64_t{mm.m} * mm.k * mm.n;
   std::uint64_t weights_ready = active_ready_at_;
-  const bool swap = staged_pending_;
-  if (staged_pending_) {
+  const bool swap = staged_pending_ && !mm.keep;
+  if (swap) {
     weights_ready = staged_ready_at_;
     active_ready_at_ = staged_ready_at_;
     active_w_ = staged_w_;
@@ -245,7 +245,7 @@ CycleMatmulResult CycleMxu::matmul(const isa::MxuMatmul& mm, std::uint64_t now,
       break;
   }
   input_free_at_ = t.input_end;
-  shadow_free_at_ = t.start;
+  if (!staged_pending_) shadow_free_at_ = t.start;  // a `keep` matmul leaves a staged tile alone
   run_ahead(mm, expected, out);
   t.end = *std::max_element(out.row_ready.begin(), out.row_ready.end());
   t.array_end = t.end - wb_;

@@ -11,22 +11,29 @@ void MxuDatapath::load_weights(const isa::MxuLoadWeights& lw, const std::uint8_t
   if (!functional_dtype(lw.dtype))
     throw NotImplemented("--functional: " + std::string(dtype_name(lw.dtype)) +
                          " arithmetic is not modelled yet");
-  dtype_ = lw.dtype;
-  k_ = lw.k;
-  n_ = lw.n;
+  Tile& t = staged_;
+  t.dtype = lw.dtype;
+  t.k = lw.k;
+  t.n = lw.n;
+  pending_ = true;
   const std::uint64_t size = dtype_bytes(lw.dtype);
-  weights_.assign(std::uint64_t{k_} * n_, 0.0);
+  t.values.assign(std::uint64_t{t.k} * t.n, 0.0);
   // Memory holds W (K rows of N) or, transposed, W^T (N rows of K).
   const std::uint64_t stride = lw.src_stride;  // the assembler fills in the dense default
-  for (std::uint32_t k = 0; k < k_; ++k)
-    for (std::uint32_t n = 0; n < n_; ++n) {
+  for (std::uint32_t k = 0; k < t.k; ++k)
+    for (std::uint32_t n = 0; n < t.n; ++n) {
       const std::uint64_t offset = lw.transpose ? n * stride + k * size : k * stride + n * size;
-      weights_[std::uint64_t{k} * n_ + n] = load_element(vmem + lw.src.addr + offset, dtype_);
+      t.values[std::uint64_t{k} * t.n + n] = load_element(vmem + lw.src.addr + offset, t.dtype);
     }
 }
 
-void MxuDatapath::matmul(const isa::MxuMatmul& mm, const std::uint8_t* vmem,
-                         std::uint8_t* accmem) const {
+void MxuDatapath::matmul(const isa::MxuMatmul& mm, const std::uint8_t* vmem, std::uint8_t* accmem) {
+  if (pending_ && !mm.keep) {
+    std::swap(active_, staged_);
+    pending_ = false;
+  }
+  const std::vector<double>& weights = active_.values;
+  const std::uint32_t width = active_.n;
   const std::uint64_t size = dtype_bytes(mm.dtype);
   const std::uint64_t src_stride = mm.src_stride, dst_stride = mm.dst_stride;
   const bool integer = dtype_is_integer(mm.dtype);
@@ -38,15 +45,18 @@ void MxuDatapath::matmul(const isa::MxuMatmul& mm, const std::uint8_t* vmem,
     for (std::uint32_t n = 0; n < mm.n; ++n) {
       std::uint8_t* cell = out + std::uint64_t{n} * 4;
       if (integer) {
-        std::uint32_t acc = mm.accumulate ? static_cast<std::uint32_t>(load_integer(cell, DType::kInt32)) : 0;
+        std::uint32_t acc =
+            mm.accumulate ? static_cast<std::uint32_t>(load_integer(cell, DType::kInt32)) : 0;
         for (std::uint32_t k = 0; k < mm.k; ++k)
-          acc += static_cast<std::uint32_t>(static_cast<std::int64_t>(row[k]) *
-                                            static_cast<std::int64_t>(weights_[std::uint64_t{k} * n_ + n]));
+          acc += static_cast<std::uint32_t>(
+              static_cast<std::int64_t>(row[k]) *
+              static_cast<std::int64_t>(weights[std::uint64_t{k} * width + n]));
         std::memcpy(cell, &acc, 4);
       } else {
         float acc = 0.0f;
         for (std::uint32_t k = 0; k < mm.k; ++k)
-          acc += static_cast<float>(row[k]) * static_cast<float>(weights_[std::uint64_t{k} * n_ + n]);
+          acc += static_cast<float>(row[k]) *
+                 static_cast<float>(weights[std::uint64_t{k} * width + n]);
         if (mm.accumulate) acc = static_cast<float>(load_element(cell, DType::kFp32)) + acc;
         std::memcpy(cell, &acc, 4);
       }

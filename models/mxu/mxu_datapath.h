@@ -1,6 +1,6 @@
 #pragma once
-// The values an MXU computes (functional mode), independent of when: weights of the most recent
-// mxu.lw; each output element accumulates its K products in the array's order, k = 0 first (the
+// The values an MXU computes (functional mode), independent of when: weights of the tile the
+// matmul uses (the last one staged by mxu.lw, or with `keep` the one already in use); each output element accumulates its K products in the array's order, k = 0 first (the
 // partial sum enters at the top row and gains one product per row on its way down). Integer
 // operands accumulate in int32, wrapping; floating ones in fp32, rounding after every add (the
 // product of two bf16 values is exact in fp32).
@@ -14,15 +14,20 @@ namespace tpusim::models {
 
 class MxuDatapath {
  public:
+  // Stages a tile; the next matmul without `keep` switches to it.
   void load_weights(const isa::MxuLoadWeights& lw, const std::uint8_t* vmem);
-  void matmul(const isa::MxuMatmul& mm, const std::uint8_t* vmem, std::uint8_t* accmem) const;
-  // The last tile, K x N row-major.
-  const std::vector<double>& weights() const { return weights_; }
+  void matmul(const isa::MxuMatmul& mm, const std::uint8_t* vmem, std::uint8_t* accmem);
+  // The last tile staged, K x N row-major.
+  const std::vector<double>& staged() const { return staged_.values; }
 
  private:
-  DType dtype_ = DType::kBf16;
-  std::uint32_t k_ = 0, n_ = 0;
-  std::vector<double> weights_;  // K x N, row-major; exact for every supported dtype
+  struct Tile {
+    DType dtype = DType::kBf16;
+    std::uint32_t k = 0, n = 0;
+    std::vector<double> values;  // K x N, row-major; exact for every supported dtype
+  };
+  Tile active_, staged_;
+  bool pending_ = false;
 };
 
 }  // namespace tpusim::models

@@ -51,7 +51,7 @@ class CycleEngine : public MxuEngine {
       MxuDatapath parse;  // the one reader of mxu.lw's layouts (strides, transpose)
       parse.load_weights(lw, vmem);
       for (std::size_t i = 0; i < w.size(); ++i)
-        w[i] = static_cast<std::int32_t>(parse.weights()[i]);
+        w[i] = static_cast<std::int32_t>(parse.staged()[i]);
     }
     return cycle_.load_weights(lw, now, w);
   }

@@ -79,7 +79,8 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
 
   // The weights this matmul uses: switch to a staged tile, or use the active one.
   std::uint64_t weights_ready = active_ready_at_;
-  if (shadow_pending_) {
+  const bool swap = shadow_pending_ && !mm.keep;
+  if (swap) {
     weights_ready = shadow_ready_at_;
     shadow_pending_ = false;
   }
@@ -163,8 +164,9 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
   input_free_at_ = t.input_end;
   drained_at_ = std::max(drained_at_, t.end);
   // The tile this matmul switched to is active now; the shadow may take the next one once the
-  // first row is in (the wavefront has latched the new weights).
-  shadow_free_at_ = t.start;
+  // first row is in (the wavefront has latched the new weights). A `keep` matmul leaves a staged
+  // tile where it is.
+  if (!shadow_pending_) shadow_free_at_ = t.start;
   return t;
 }
 

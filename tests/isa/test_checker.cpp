@@ -123,6 +123,28 @@ TEST_CASE("checker: mxu.lw extent follows the transpose flag", "[isa][checker]")
             .find("beyond") != std::string::npos);
 }
 
+TEST_CASE("checker: mxu.mm keep computes with the tile in use while a later one is staged",
+          "[isa][checker]") {
+  const std::string a = "mxu.lw mxu0 src=vmem:0 k=128 n=64 dtype=bf16\n";
+  const std::string b = "mxu.lw mxu0 src=vmem:0 k=32 n=16 dtype=bf16\n";
+  const std::string mm_a = "mxu.mm mxu0 src=vmem:0 dst=accmem:0 m=8 k=128 n=64 dtype=bf16";
+  const std::string mm_b = "mxu.mm mxu0 src=vmem:0 dst=accmem:0 m=8 k=32 n=16 dtype=bf16";
+  // The first matmul switches to tile a; b is staged; keep still uses a; the next one switches.
+  CHECK(check_err(a + mm_a + "\n" + b + mm_a + " keep\n" + mm_b + "\n") == kOk);
+  // Without keep the matmul after b's load computes with b, so a's shape no longer matches.
+  CHECK(check_err(a + mm_a + "\n" + b + mm_a + "\n") ==
+        "t.tasm:5:1: mxu.mm: k=128 n=64 dtype=bf16 do not match the weights loaded at line 4 (k=32 "
+        "n=16 dtype=bf16)");
+  CHECK(check_err(b + mm_a + " keep\n") ==
+        "t.tasm:3:1: mxu.mm: no mxu.lw loads weights into mxu0 of core 0 before this matmul");
+  // One weight buffer: the staged load has overwritten the tile keep asks for.
+  ChipSpec single = test::chip_128();
+  single.core.mxu.weight_double_buffer = false;
+  CHECK(check_err(a + mm_a + "\n" + b + mm_a + " keep\n", single) ==
+        "t.tasm:5:1: mxu.mm: keep needs core.mxu.weight_double_buffer: with one weight buffer the "
+        "mxu.lw at line 4 has replaced the tile in use");
+}
+
 TEST_CASE("checker: mxu.mm needs matching weights and fitting operands", "[isa][checker]") {
   const std::string lw = "mxu.lw mxu0 src=vmem:0 k=128 n=64 dtype=bf16\n";
   CHECK(check_err("mxu.mm mxu0 src=vmem:0 dst=accmem:0 m=1 k=128 n=64 dtype=bf16\n") ==

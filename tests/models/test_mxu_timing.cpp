@@ -262,3 +262,26 @@ TEST_CASE("mxu timing: with skew: array and no double buffering, every fold take
     CHECK(run.array_end - run.start == folds * (2 * R + C + N - 2));  // T = N
   }
 }
+
+TEST_CASE("mxu timing: a tile staged behind `keep` matmuls loads while they stream",
+          "[timing][mxu]") {
+  // ws, double-buffered: lw A; mm (switches to A); lw B right away; two more mms keep A; an mm
+  // that switches to B. B loads from the first mm's start (the shadow is free once A is in use),
+  // so it is in place when the keep matmuls end and the switch costs nothing.
+  const std::uint64_t R = 128, M = 100;
+  MxuTiming t(array(R, 128, Dataflow::kWeightStationary, true), kClock, 0);
+  t.load_weights(lw(128, 128), 0);
+  const MxuMatmulTiming first = t.matmul(mm(M, 128, 128), 0);
+  const MxuLoadTiming b = t.load_weights(lw(128, 128), 0);
+  CHECK(b.start == first.start);
+  isa::MxuMatmul keep = mm(M, 128, 128);
+  keep.keep = true;
+  const MxuMatmulTiming k1 = t.matmul(keep, 0);
+  const MxuMatmulTiming k2 = t.matmul(keep, 0);
+  CHECK(k1.start == first.input_end);  // rows stream back to back on tile A
+  CHECK(k2.start == k1.input_end);
+  const MxuMatmulTiming switched = t.matmul(mm(M, 128, 128), 0);
+  CHECK(b.end == first.start + R);
+  CHECK(switched.start == std::max(k2.input_end, b.end));
+  CHECK(switched.start == first.start + 3 * M);  // 3M >= R: the load is hidden
+}

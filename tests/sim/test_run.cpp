@@ -216,6 +216,23 @@ ops:
   CHECK(o.worst < 1.0 / 64);
 }
 
+TEST_CASE("run: an int8 band convolution on the cycle-level 4x4 array is exact", "[run]") {
+  // Weights for the next K piece load behind `keep` matmuls; every value crosses the PEs.
+  const Outcome o = run_and_compare("teach-4x4", R"(name: tconv
+dtype: int8
+tensors:
+  - {name: img, shape: [1, 6, 6, 3], role: input}
+  - {name: w, shape: [3, 3, 3, 5], role: weight}
+  - {name: y, shape: [1, 4, 4, 5], dtype: int32, role: output}
+ops:
+  - {name: y, op: conv2d, inputs: [img, w]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 4 * 4 * 5);
+  CHECK(o.worst == 0.0);
+}
+
 TEST_CASE("run: depthwise convolution, relu6 and pools on the vector unit match the reference", "[run]") {
   const Outcome o = run_and_compare("tpu-v4i", R"(name: depthwise
 dtype: bf16
