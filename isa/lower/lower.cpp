@@ -29,7 +29,8 @@ std::uint32_t OpContext::engines() const {
   const std::int64_t sems = chip.core.sequencer.semaphores;
   const std::int64_t fit = (sems - 4 * std::int64_t(chip.core.mxu.count) - 5) / 4;
   if (fit < 1)
-    fail("core.sequencer.semaphores = " + std::to_string(sems) + " is too few for the double-buffered schedule (needs " +
+    fail("core.sequencer.semaphores = " + std::to_string(sems) +
+         " is too few for the double-buffered schedule (needs " +
          std::to_string(4 * chip.core.mxu.count + 9) + ")");
   return static_cast<std::uint32_t>(std::min<std::int64_t>(fit, chip.core.dma.engines));
 }
@@ -42,8 +43,9 @@ double OpContext::hbm_bytes_per_cycle() const {
 }
 
 void OpContext::fail(const std::string& message) const {
-  throw WorkloadError(op.where, "op '" + op.name + "' (" + std::string(workloads::op_kind_name(op.kind)) +
-                                    ") on " + chip.name + ": " + message);
+  throw WorkloadError(op.where, "op '" + op.name + "' (" +
+                                    std::string(workloads::op_kind_name(op.kind)) + ") on " +
+                                    chip.name + ": " + message);
 }
 
 }  // namespace lower_detail
@@ -69,8 +71,9 @@ DType choose_mxu_dtype(const Graph& g, const ChipSpec& chip, std::string& note) 
   if (precisions.count(*wanted)) return *wanted;
   for (DType t : {DType::kBf16, DType::kInt8, DType::kFp8, DType::kInt16, DType::kFp32})
     if (precisions.count(t)) {
-      note = "the graph's " + std::string(dtype_name(*wanted)) + " is not an MXU precision of " + chip.name +
-             "; tensors were lowered as " + std::string(dtype_name(t)) + " (timing only)";
+      note = "the graph's " + std::string(dtype_name(*wanted)) + " is not an MXU precision of " +
+             chip.name + "; tensors were lowered as " + std::string(dtype_name(t)) +
+             " (timing only)";
       return t;
     }
   return *wanted;
@@ -118,8 +121,10 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
           graph.tensor(cur).role == TensorRole::kOutput)
         break;
       if (next.kind == OpKind::kBias && (epilogue_bias[i] || !epilogue[i].empty())) break;
-      if (next.kind == OpKind::kBias) epilogue_bias[i] = next.inputs[1];
-      else epilogue[i].push_back(next.kind);
+      if (next.kind == OpKind::kBias)
+        epilogue_bias[i] = next.inputs[1];
+      else
+        epilogue[i].push_back(next.kind);
       fused[j] = true;
       result[i] = next.output;
     }
@@ -128,15 +133,17 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
   // Halos: image tensors read by padded windows are stored padded, so no gather needs bounds.
   std::vector<Halo> halo(graph.tensors.size());
   for (const Op& op : graph.ops) {
-    const bool window = op.kind == OpKind::kConv2d || op.kind == OpKind::kMaxPool || op.kind == OpKind::kAvgPool;
+    const bool window =
+        op.kind == OpKind::kConv2d || op.kind == OpKind::kMaxPool || op.kind == OpKind::kAvgPool;
     const auto& a = op.attrs;
     if (!window || (a.pad_top | a.pad_bottom | a.pad_left | a.pad_right) == 0) continue;
     Halo& h = halo[op.inputs[0]];
     const double fill = op.kind == OpKind::kMaxPool ? -3.0e38 : 0.0;
     if (h.fill && *h.fill != fill)
-      throw WorkloadError(op.where, "op '" + op.name + "': tensor '" + graph.tensor(op.inputs[0]).name +
-                                        "' is padded for both a max pool and a convolution; the lowering "
-                                        "supports one padding value per tensor");
+      throw WorkloadError(op.where,
+                          "op '" + op.name + "': tensor '" + graph.tensor(op.inputs[0]).name +
+                              "' is padded for both a max pool and a convolution; the lowering "
+                              "supports one padding value per tensor");
     h.fill = fill;
     h.top = std::max(h.top, a.pad_top);
     h.bottom = std::max(h.bottom, a.pad_bottom);
@@ -158,13 +165,15 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     p.dtype = is_index[i] ? t.dtype : substitute(t.dtype, out.mxu_dtype);
     p.shape = t.shape;
     p.role = t.role;
-    p.init = (t.role == TensorRole::kInput || t.role == TensorRole::kWeight) ? TensorInit::kData : TensorInit::kNone;
+    p.init = (t.role == TensorRole::kInput || t.role == TensorRole::kWeight) ? TensorInit::kData
+                                                                             : TensorInit::kNone;
     p.storage = t.shape;
     p.origin.assign(t.shape.size(), 0);
     const Halo& h = halo[i];
     if (h.fill) {
       if (t.shape.size() != 4)
-        throw WorkloadError({}, "tensor '" + t.name + "' is padded by a window operator but is not NHWC");
+        throw WorkloadError(
+            {}, "tensor '" + t.name + "' is padded by a window operator but is not NHWC");
       p.storage[1] += h.top + h.bottom;
       p.storage[2] += h.left + h.right;
       p.origin[1] = h.top;
@@ -173,10 +182,22 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     }
     placed.push_back(p);
   }
+  // A transpose that only moves axes of size 1 keeps every element where it was ([1,12,64] to
+  // [12,1,64] in a decode step): it is a reshape.
+  auto order_preserving = [&](const Op& op) {
+    const workloads::Shape& in = graph.tensor(op.inputs[0]).shape;
+    std::int64_t last = -1;
+    for (std::int64_t axis : op.attrs.perm) {
+      if (in[static_cast<std::size_t>(axis)] == 1) continue;
+      if (axis < last) return false;
+      last = axis;
+    }
+    return true;
+  };
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {
     // A reshape of a dense tensor into a dense tensor is a new name for the same bytes.
     const Op& op = graph.ops[i];
-    if (op.kind == OpKind::kReshape) {
+    if (op.kind == OpKind::kReshape || (op.kind == OpKind::kTranspose && order_preserving(op))) {
       TensorPlacement& src = placed[op.inputs[0]];
       TensorPlacement& dst = placed[op.output];
       if (src.storage == src.shape && dst.storage == dst.shape && dst.role != TensorRole::kInput)
@@ -194,10 +215,11 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {
     const Op& op = graph.ops[i];
     if (fused[i]) continue;
-    if (op.kind == OpKind::kReshape && !placed[op.output].alias_of.empty()) {
+    if ((op.kind == OpKind::kReshape || op.kind == OpKind::kTranspose) &&
+        !placed[op.output].alias_of.empty()) {
       OpPlan plan;
       plan.name = op.name;
-      plan.kind = "reshape";
+      plan.kind = std::string(workloads::op_kind_name(op.kind));
       plan.tile = "-";
       plan.notes = "alias of '" + placed[op.output].alias_of + "': no data moves";
       out.plans.push_back(plan);
@@ -207,10 +229,12 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     plan.name = op.name;
     plan.kind = std::string(workloads::op_kind_name(op.kind));
     plan.macs = static_cast<std::uint64_t>(workloads::op_macs(graph, op));
-    OpContext ctx{e, chip, graph, op, {}, &placed[result[i]], epilogue[i], nullptr, out.mxu_dtype, plan, {}};
+    OpContext ctx{e,           chip,    graph,         op,   {}, &placed[result[i]],
+                  epilogue[i], nullptr, out.mxu_dtype, plan, {}};
     for (TensorId t : op.inputs) ctx.inputs.push_back(&placed[t]);
     if (epilogue_bias[i]) ctx.epilogue_bias = &placed[*epilogue_bias[i]];
-    ctx.constant = [&](const std::string& name, workloads::Shape shape, TensorInit init, double value) {
+    ctx.constant = [&](const std::string& name, workloads::Shape shape, TensorInit init,
+                       double value) {
       TensorPlacement c;
       c.name = name;
       c.dtype = DType::kFp32;
@@ -233,22 +257,38 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     if (name != op.name) plan.notes = "fused: " + name;
     e.begin_op(plan.kind, name);
     switch (op.kind) {
-      case OpKind::kMatmul: lower_matmul(ctx); break;
-      case OpKind::kConv2d: lower_conv2d(ctx); break;
+      case OpKind::kMatmul:
+        lower_matmul(ctx);
+        break;
+      case OpKind::kConv2d:
+        lower_conv2d(ctx);
+        break;
       case OpKind::kAdd:
       case OpKind::kMul:
       case OpKind::kBias:
       case OpKind::kRelu:
       case OpKind::kRelu6:
-      case OpKind::kGelu: lower_elementwise(ctx); break;
-      case OpKind::kSoftmax: lower_softmax(ctx); break;
-      case OpKind::kLayerNorm: lower_layernorm(ctx); break;
+      case OpKind::kGelu:
+        lower_elementwise(ctx);
+        break;
+      case OpKind::kSoftmax:
+        lower_softmax(ctx);
+        break;
+      case OpKind::kLayerNorm:
+        lower_layernorm(ctx);
+        break;
       case OpKind::kMaxPool:
-      case OpKind::kAvgPool: lower_window(ctx); break;
-      case OpKind::kGlobalAvgPool: lower_global_avg_pool(ctx); break;
+      case OpKind::kAvgPool:
+        lower_window(ctx);
+        break;
+      case OpKind::kGlobalAvgPool:
+        lower_global_avg_pool(ctx);
+        break;
       case OpKind::kReshape:
       case OpKind::kTranspose:
-      case OpKind::kConcat: lower_copy(ctx); break;
+      case OpKind::kConcat:
+        lower_copy(ctx);
+        break;
       case OpKind::kEmbedding: {
         auto it = options.index_values.find(graph.tensor(op.inputs[1]).name);
         lower_embedding(ctx, it == options.index_values.end() ? nullptr : &it->second);
@@ -264,8 +304,9 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     out.plans.push_back(plan);
   }
   if (next > chip.memory.capacity.value())
-    throw WorkloadError({}, "graph '" + graph.name + "' needs " + std::to_string(next) + " bytes of HBM; " +
-                                chip.name + " has " + std::to_string(chip.memory.capacity.value()));
+    throw WorkloadError({}, "graph '" + graph.name + "' needs " + std::to_string(next) +
+                                " bytes of HBM; " + chip.name + " has " +
+                                std::to_string(chip.memory.capacity.value()));
   out.program = e.take();
   out.program.file_name = graph.name + " (lowered for " + chip.name + ")";
   out.tensors.assign(placed.begin(), placed.end());
@@ -276,7 +317,8 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
 std::string explain(const Lowered& lowered, const ChipSpec& chip) {
   std::ostringstream os;
   os << "Lowering for " << chip.name << ": MXU operands " << dtype_name(lowered.mxu_dtype) << ", "
-     << lowered.program.instructions.size() << " instructions, " << lowered.hbm_bytes << " bytes of HBM\n";
+     << lowered.program.instructions.size() << " instructions, " << lowered.hbm_bytes
+     << " bytes of HBM\n";
   if (!lowered.dtype_note.empty()) os << "note: " << lowered.dtype_note << "\n";
   for (const OpPlan& p : lowered.plans) {
     os << "\n" << p.name << " (" << p.kind << ")\n";
@@ -287,11 +329,13 @@ std::string explain(const Lowered& lowered, const ChipSpec& chip) {
        << "  placement  " << p.placement << "\n"
        << "  on chip    vmem " << p.vmem_bytes << " B, accmem " << p.accmem_bytes << " B\n"
        << "  HBM        " << p.hbm_bytes << " B";
-    if (p.macs) os << ", " << p.macs << " MACs (" << std::fixed << std::setprecision(1)
-                   << double(p.macs) / std::max<std::uint64_t>(1, p.hbm_bytes) << " MACs/B)";
-    os << "\n" << std::fixed << std::setprecision(0)
-       << "  bound      " << p.bound() << " (compute >= " << p.compute_cycles << " cycles, memory >= "
-       << p.memory_cycles << " cycles)\n";
+    if (p.macs)
+      os << ", " << p.macs << " MACs (" << std::fixed << std::setprecision(1)
+         << double(p.macs) / std::max<std::uint64_t>(1, p.hbm_bytes) << " MACs/B)";
+    os << "\n"
+       << std::fixed << std::setprecision(0) << "  bound      " << p.bound()
+       << " (compute >= " << p.compute_cycles << " cycles, memory >= " << p.memory_cycles
+       << " cycles)\n";
     os.unsetf(std::ios::fixed);
   }
   return os.str();

@@ -158,6 +158,23 @@ ops:
   CHECK(o.worst < 1.0 / 64);
 }
 
+TEST_CASE("run: a transpose that only moves size-1 axes is an alias, and results still match", "[run]") {
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: heads
+dtype: bf16
+tensors:
+  - {name: x, shape: [1, 12, 64], role: input}
+  - {name: w, shape: [12, 64, 8], role: weight}
+  - {name: y, shape: [12, 1, 8], role: output}
+ops:
+  - {name: xt, op: transpose, inputs: [x], perm: [1, 0, 2]}
+  - {name: y, op: matmul, inputs: [xt, w]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 12 * 8);
+  CHECK(o.worst < 1.0 / 64);
+}
+
 TEST_CASE("run: bf16 linear layers with fused bias and activations match the reference", "[run]") {
   const Outcome o = run_and_compare("tpu-v4i", R"(name: mlp
 dtype: bf16
