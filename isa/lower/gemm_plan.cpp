@@ -1,0 +1,234 @@
+// Tile choice for the GEMM schedule: candidate tiles, what each costs, and the band geometry
+// (README "GEMM").
+
+#include "isa/lower/gemm_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tpusim::isa::lower_detail {
+
+// The K granule one weight tile covers over the whole operator: a tile-K block in os (K streams
+// whole within a step), an array's rows otherwise.
+std::uint64_t k_unit(const MxuSpec& mxu, std::uint64_t tk) {
+  return mxu.dataflow == Dataflow::kOutputStationary ? tk : mxu.rows;
+}
+
+// `in_buffers` A and B tiles, double-buffered output tiles, the resident bias (as stored and
+// widened to fp32), a row of sixes for relu6, and the 64-byte alignment of each.
+std::uint64_t vmem_need(const GemmProblem& p, std::uint64_t tm, std::uint64_t tn, std::uint64_t tk,
+                        std::uint64_t a_bytes, std::uint64_t in_buffers, std::uint64_t group) {
+  const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
+  return group * (in_buffers * (a_bytes + tk * tn * ei) + 2 * tm * tn * eo) + p.resident_bytes +
+         4 * tn + (2 * in_buffers + 5) * 64;
+}
+
+// The segments of the tile holding GEMM rows [m0, m0 + mc) (whole output rows).
+std::vector<BandSegment> band_segments(const ConvBand& b, std::uint64_t m0, std::uint64_t mc) {
+  std::vector<BandSegment> segs;
+  std::uint64_t offset = 0;
+  const std::uint64_t g_end = (m0 + mc) / b.ow;
+  for (std::uint64_t g = m0 / b.ow; g < g_end;) {
+    BandSegment s;
+    s.n = g / b.oh;
+    s.oh0 = g % b.oh;
+    s.oh1 = std::min(b.oh, s.oh0 + (g_end - g));
+    s.ih0 = std::int64_t(s.oh0 * b.sh) - b.pt;
+    s.rows = (s.oh1 - 1 - s.oh0) * b.sh + (b.kh - 1) * b.dh + 1;
+    s.offset = offset;
+    offset = round_up(offset + s.rows * b.row_bytes, 64);
+    segs.push_back(s);
+    g += s.oh1 - s.oh0;
+  }
+  return segs;
+}
+
+// A buffer bytes for a tile of tm GEMM rows, whichever images its rows fall in.
+std::uint64_t band_bytes(const ConvBand& b, std::uint64_t tm) {
+  const std::uint64_t out_rows = ceil_div(tm, b.ow);
+  const std::uint64_t segments = std::min<std::uint64_t>(out_rows, ceil_div(out_rows, b.oh) + 1);
+  return (out_rows * b.sh + segments * ((b.kh - 1) * b.dh + 1)) * b.row_bytes + segments * 64;
+}
+
+// A band convolution's K pieces are runs of at most R elements that are contiguous in a stored
+// input row, so that each is a single shifted view of the band: with dilation 1 a whole kernel
+// row (kw x channels, the pixels side by side), else one tap's channels.
+std::uint64_t band_run(const ConvBand& b) { return b.dw == 1 ? b.kw * b.channels : b.channels; }
+std::uint64_t band_pieces(const ConvBand& b, const MxuSpec& mxu) {
+  return b.kh * (b.kw * b.channels / band_run(b)) * ceil_div(band_run(b), mxu.rows);
+}
+
+// Three input buffers when the semaphores allow, so loads run two steps ahead: a buffer is free
+// only once its last matmul has drained, and with two the next load waits for that drain.
+// Hand-offs take in_buffers x (MXUs + engines) semaphores for the inputs, 2 x (MXUs + engines + 2)
+// for accumulators and outputs, and 1 for the prologue.
+std::uint64_t input_buffers(const OpContext& ctx) {
+  const std::uint64_t mxus = ctx.chip.core.mxu.count, engines = ctx.engines();
+  return 3 * (mxus + engines) + 2 * (mxus + engines + 2) + 1 <= ctx.chip.core.sequencer.semaphores
+             ? 3
+             : 2;
+}
+
+// When a tile has fewer column slices than MXUs, its rows are split so every MXU works (never
+// into parts of fewer than 8 rows).
+std::uint64_t row_parts(const MxuSpec& mxu, std::uint64_t nsubs, std::uint64_t mc) {
+  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, ceil_div(mc, 8)));
+}
+
+// The largest K and N slices one weight tile covers. The stationary operand must fit the
+// array; the streamed one need not be cut: K streams in os, the N weight columns in is.
+std::uint64_t k_slice(const MxuSpec& mxu, std::uint64_t kc) {
+  return mxu.dataflow == Dataflow::kOutputStationary ? kc : mxu.rows;
+}
+std::uint64_t n_slice(const MxuSpec& mxu, std::uint64_t nc) {
+  return mxu.dataflow == Dataflow::kInputStationary ? nc : mxu.cols;
+}
+
+// Busy cycles of one MXU for one step (models/mxu/mxu_timing.h has the exact rules). With
+// double buffering, a ws (weight tile, row block) pair costs the larger of streaming its rows and
+// loading its weights; os folds of R rows cost K plus the wavefront's skew; is folds of C inputs
+// cost the N streamed columns. Without it every fold also waits for the array to fill and drain.
+// MXUs a tile's weight slices and row parts leave idle take a share of its K slices instead,
+// each accumulating its own partial sums, which the epilogue adds (a decode step's M = 1 attention
+// has one 64-column slice and one row: without this, one MXU of four works).
+std::uint64_t k_parts(const MxuSpec& mxu, std::uint64_t group, std::uint64_t mc, std::uint64_t nc,
+                      std::uint64_t k_slices) {
+  const std::uint64_t nsubs = ceil_div(nc, n_slice(mxu, nc));
+  const std::uint64_t items = group * nsubs * row_parts(mxu, nsubs, mc);
+  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / items, k_slices));
+}
+
+double step_mxu_cycles(const ChipSpec& chip, std::uint64_t group, std::uint64_t mc,
+                       std::uint64_t nc, std::uint64_t kc, std::uint64_t kparts) {
+  const auto& mxu = chip.core.mxu;
+  const std::uint64_t nsubs = ceil_div(nc, n_slice(mxu, nc)),
+                      ksubs = ceil_div(kc, k_slice(mxu, kc));
+  const std::uint64_t mparts = row_parts(mxu, nsubs, mc);
+  const std::uint64_t items = group * nsubs * mparts;
+  const std::uint64_t per_mxu = ceil_div(items, mxu.count);
+  const double rows = double(ceil_div(mc, mparts));
+  const double R = mxu.rows, C = mxu.cols;
+  const double ncols = double(std::min<std::uint64_t>(nc, mxu.cols));
+  const bool db = mxu.weight_double_buffer;
+  double per_item = 0;
+  switch (mxu.dataflow) {
+    case Dataflow::kWeightStationary: {
+      // The array shifts a tile through all R rows however few it fills, but charging R here
+      // makes the search pick many small per-head weight tiles whose DMA and hand-off costs it
+      // does not see (GPT-2 decode attention got slower); K rows is the better guide for now.
+      const double weight_rows = double(std::min<std::uint64_t>(kc, mxu.rows));
+      per_item = db ? std::max(rows, weight_rows) : 2 * R + rows + ncols - 2;
+      break;
+    }
+    case Dataflow::kOutputStationary:
+      per_item = std::ceil(rows / R) * (double(kc) + R + ncols - 2 + (db ? 0 : R));
+      break;
+    case Dataflow::kInputStationary:
+      per_item = std::ceil(rows / C) * (db ? std::max(double(nc), R) : 2 * R + double(nc) + C - 2);
+      break;
+  }
+  return double(per_mxu) * std::max(1.0, double(ksubs) / double(kparts)) * per_item;
+}
+
+Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
+               std::uint64_t tk, std::uint64_t in_buffers, std::uint64_t group) {
+  Tiles t{tm, tn, tk};
+  t.in_buffers = in_buffers;
+  t.group = group;
+  const auto& mxu = ctx.chip.core.mxu;
+  t.kparts =
+      k_parts(mxu, group, std::min(tm, p.m), std::min(tn, p.n), ceil_div(p.k, k_unit(mxu, tk)));
+  const std::uint64_t mb = ceil_div(p.m, tm), nb = ceil_div(p.n, tn), kb = ceil_div(p.k, tk);
+  const std::uint64_t tiles = ceil_div(p.batch, group) * mb * nb;
+  const std::uint64_t tiles_per_core = ceil_div(tiles, ctx.cores());
+  t.compute_cycles =
+      double(tiles_per_core * kb) * step_mxu_cycles(ctx.chip, group, std::min(tm, p.m),
+                                                    std::min(tn, p.n), std::min(tk, p.k), t.kparts);
+  const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
+  t.hbm_bytes = p.batch * (nb * p.m * p.k * ei + mb * p.k * p.n * ei + p.m * p.n * eo);
+  std::uint64_t a_bytes = tm * tk * ei;
+  if (p.band) {
+    // One band per (row tile, column tile); each piece's weights are loaded once per MXU part,
+    // then every output row of the part streams OW rows through them.
+    const ConvBand& b = *p.band;
+    a_bytes = band_bytes(b, tm);
+    t.kparts = 1;
+    t.hbm_bytes = nb * mb * a_bytes + mb * p.k * p.n * ei + p.m * p.n * eo;
+    const std::uint64_t nc = std::min(tn, p.n), out_rows = std::min(tm, p.m) / b.ow;
+    const std::uint64_t nsubs = ceil_div(nc, mxu.cols);
+    const std::uint64_t mparts =
+        std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, out_rows));
+    const double streamed = double(ceil_div(out_rows, mparts) * b.ow);
+    const double per_item =
+        mxu.weight_double_buffer
+            ? std::max(streamed, double(std::min<std::uint64_t>(band_run(b), mxu.rows)))
+            : 2.0 * mxu.rows + streamed + double(std::min<std::uint64_t>(nc, mxu.cols)) - 2;
+    t.compute_cycles =
+        double(tiles_per_core * band_pieces(b, mxu) * ceil_div(nsubs * mparts, mxu.count)) *
+        per_item;
+  }
+  t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
+  // Each step also pays a small fixed cost (its hand-off instructions through the sequencer).
+  // Nothing overlaps the first step's loads (pipeline fill) or the last tile's read-out and store
+  // (drain), so smaller k-blocks shorten the fill at no cost in traffic.
+  const double per_step = 32;
+  const double fill = double(group * (a_bytes + tk * tn * ei)) / ctx.hbm_bytes_per_cycle();
+  const double drain =
+      double(group * tm * tn * eo) / ctx.hbm_bytes_per_cycle() +
+      double(group * tm * tn) / (double(ctx.chip.core.vpu.lanes) * ctx.chip.core.vpu.sublanes);
+  t.estimate = std::max(t.compute_cycles, t.memory_cycles) +
+               double(tiles_per_core * kb) * per_step + fill + drain;
+  t.vmem = vmem_need(p, tm, tn, tk, a_bytes, in_buffers, group);
+  t.accmem = 2 * t.kparts * group * tm * tn * 4;
+  return t;
+}
+
+std::vector<std::uint64_t> candidates(std::uint64_t full, std::uint64_t unit) {
+  std::vector<std::uint64_t> c;
+  for (std::uint64_t v = unit; v < full; v *= 2) c.push_back(v);
+  c.push_back(full);
+  return c;
+}
+
+std::optional<Tiles> choose_tiles(const OpContext& ctx, const GemmProblem& p) {
+  const auto& core = ctx.chip.core;
+  const std::uint64_t in_buffers = input_buffers(ctx);
+  Tiles best;
+  bool found = false;
+  // A band convolution keeps K whole (the band serves every tap) and tiles whole output rows.
+  const std::vector<std::uint64_t> tks =
+      p.band ? std::vector<std::uint64_t>{p.k} : candidates(p.k, core.mxu.rows);
+  std::vector<std::uint64_t> tms = candidates(p.m, 8);
+  if (p.band) {
+    tms.clear();
+    for (std::uint64_t rows = 1; rows * p.band->ow < p.m; rows *= 2)
+      tms.push_back(rows * p.band->ow);
+    tms.push_back(p.m);
+  }
+  for (std::uint64_t tk : tks)
+    for (std::uint64_t tn : candidates(round_up(p.n, core.mxu.cols), core.mxu.cols))
+      for (std::uint64_t tm : tms)
+        // Several batch items per step only when one tile covers all rows (attention in a decode
+        // step).
+        for (std::uint64_t group :
+             tm >= p.m && !p.band ? candidates(p.batch, 1) : std::vector<std::uint64_t>{1}) {
+          const std::uint64_t tn_eff = std::min(tn, p.n);
+          const Tiles t = evaluate(ctx, p, tm, tn_eff, tk, in_buffers, group);
+          if (t.vmem > core.vmem.capacity.value() || t.accmem > core.accmem.capacity.value())
+            continue;
+          // Within 1% of the best estimate, prefer fewer steps (fewer instructions, less risk).
+          const auto steps = [&](const Tiles& x) {
+            return ceil_div(p.batch, x.group) * ceil_div(p.m, x.m) * ceil_div(p.n, x.n) *
+                   ceil_div(p.k, x.k);
+          };
+          if (!found || t.estimate < best.estimate * 0.99 ||
+              (t.estimate <= best.estimate * 1.01 && steps(t) < steps(best))) {
+            best = t;
+            found = true;
+          }
+        }
+  if (!found) return std::nullopt;
+  return best;
+}
+
+}  // namespace tpusim::isa::lower_detail

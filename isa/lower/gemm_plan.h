@@ -1,0 +1,52 @@
+#pragma once
+// Tile choice for the GEMM schedule (gemm.cpp) and the geometry of band convolutions
+// (conv_band.cpp): what a step holds, what it costs, and where its operands sit.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "isa/lower/lower_impl.h"
+
+namespace tpusim::isa::lower_detail {
+
+struct Tiles {
+  std::uint64_t m = 0, n = 0, k = 0;
+  double compute_cycles = 0, memory_cycles = 0, estimate = 0;
+  std::uint64_t hbm_bytes = 0, vmem = 0, accmem = 0;
+  std::uint64_t in_buffers = 2, kparts = 1;
+  std::uint64_t group =
+      1;  // batch items that share one step (their weight slices spread over the MXUs)
+};
+
+// The input rows of one image that a run of its output rows reads, and where they sit in the
+// step's A buffer.
+struct BandSegment {
+  std::uint64_t n = 0, oh0 = 0, oh1 = 0;  // output rows [oh0, oh1) of image n
+  std::int64_t ih0 = 0;                   // first stored input row loaded
+  std::uint64_t rows = 0, offset = 0;     // input rows loaded; bytes into the A buffer
+};
+
+// Tiles that fit the on-chip memories, best by the README's estimate; none when nothing fits.
+std::optional<Tiles> choose_tiles(const OpContext& ctx, const GemmProblem& p);
+// Input buffers the schedule keeps (3 when the semaphores allow, else 2).
+std::uint64_t input_buffers(const OpContext& ctx);
+// The K granule one weight tile covers over the whole operator.
+std::uint64_t k_unit(const MxuSpec& mxu, std::uint64_t tk);
+// The largest K and N slices one weight tile covers.
+std::uint64_t k_slice(const MxuSpec& mxu, std::uint64_t kc);
+std::uint64_t n_slice(const MxuSpec& mxu, std::uint64_t nc);
+// Row parts a tile is split into so that every MXU works.
+std::uint64_t row_parts(const MxuSpec& mxu, std::uint64_t nsubs, std::uint64_t mc);
+// The segments of the band tile holding GEMM rows [m0, m0 + mc) (whole output rows).
+std::vector<BandSegment> band_segments(const ConvBand& b, std::uint64_t m0, std::uint64_t mc);
+// A band convolution's K pieces are runs of at most R elements contiguous in a stored input row.
+std::uint64_t band_run(const ConvBand& b);
+// A buffer bytes for a band tile of tm GEMM rows, whichever images its rows fall in.
+std::uint64_t band_bytes(const ConvBand& b, std::uint64_t tm);
+// One step of a band convolution: its weight loads and matmuls (conv_band.cpp).
+void emit_band_compute(Emitter& e, const GemmProblem& p, const ConvBand& b, std::uint64_t m0,
+                       std::uint64_t mc, std::uint64_t nc, Address band, Address weights,
+                       std::uint64_t pitch_b, Address acc, std::uint64_t pitch_acc);
+
+}  // namespace tpusim::isa::lower_detail
