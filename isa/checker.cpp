@@ -159,6 +159,11 @@ class Checker {
     u128 row_bytes = u128{w.transpose ? w.k : w.n} * dtype_bytes(w.dtype);
     range(i, "src", w.src, rows_extent(rows, row_bytes, w.src_stride));
     Tiles& t = tiles_[{inst.core, w.mxu}];
+    // The shadow buffer holds one staged tile until a matmul switches to it.
+    if (t.staged != kNone && c_.core.mxu.weight_double_buffer)
+      fail(i, "mxu" + std::to_string(w.mxu) + " still holds the tile staged at " +
+                  instruction_place(p_, t.staged) +
+                  ", which no matmul has switched to (a matmul without keep must come between)");
     t.staged = i;
   }
 
@@ -170,7 +175,11 @@ class Checker {
     Tiles& t = tiles_[{inst.core, m.mxu}];
     if (m.keep && t.staged != kNone && !c_.core.mxu.weight_double_buffer)
       fail(i, "keep needs core.mxu.weight_double_buffer: with one weight buffer the mxu.lw at " +
-                  instruction_place(p_, t.staged) + " has replaced the tile in use");
+                  instruction_place(p_, t.staged) + " loads into the tile matmuls use");
+    if (m.keep && t.active == kNone && t.staged != kNone)
+      fail(i, "keep, but no tile is in use on mxu" + std::to_string(m.mxu) +
+                  " yet (the mxu.lw at " + instruction_place(p_, t.staged) +
+                  " is staged; a matmul without keep switches to it)");
     if (!m.keep && t.staged != kNone) {
       t.active = t.staged;
       t.staged = kNone;

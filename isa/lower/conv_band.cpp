@@ -24,8 +24,7 @@ void emit_band_compute(Emitter& e, const GemmProblem& p, const ConvBand& b, std:
   for (const BandSegment& s : segs)
     for (std::uint64_t oh = s.oh0; oh < s.oh1; ++oh) rows.push_back({&s, oh, rows.size()});
   const std::uint64_t nsubs = ceil_div(nc, mxu.cols);
-  const std::uint64_t mparts =
-      std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, rows.size()));
+  const std::uint64_t mparts = row_parts(mxu, nsubs, rows.size(), 1);
   const std::uint64_t part_rows = ceil_div(rows.size(), mparts);
   const std::uint64_t run = band_run(b), runs_per_row = b.kw * b.channels / run;
 

@@ -92,8 +92,9 @@ void Emitter::vector(VectorOp op, DType dtype, DType src_dtype, std::uint32_t ro
   if (vector_arity(op) == VectorArity::kBinary) v.b = b;
   if (op == VectorOp::kRequantize) v.scale = scale;
   const auto& vpu = chip_.core.vpu;
-  vpu_cycles_ += std::ceil(double(rows) * cols /
-                           (double(vpu.lanes) * vpu.sublanes * vpu.ops[std::size_t(op)].throughput));
+  vpu_cycles_ +=
+      std::ceil(double(rows) * cols /
+                (double(vpu.lanes) * vpu.sublanes * vpu.ops[std::size_t(op)].throughput));
   emit(v);
 }
 
@@ -105,7 +106,8 @@ std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfer
     simplify(t);
     const std::uint64_t outer = t.count.front();
     const std::uint64_t parts = std::min<std::uint64_t>(
-        {outer, engines, std::max<std::uint64_t>(1, t.bytes() / std::max<std::uint64_t>(1, split_bytes))});
+        {outer, engines,
+         std::max<std::uint64_t>(1, t.bytes() / std::max<std::uint64_t>(1, split_bytes))});
     if (t.count.size() == 1 && t.count.front() == 1) {
       // One contiguous run: cut the run itself.
       const std::uint64_t run_parts = std::min<std::uint64_t>(
@@ -145,8 +147,8 @@ std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfer
                    [](const Transfer& a, const Transfer& b) { return a.bytes() > b.bytes(); });
   std::vector<std::uint64_t> load(engines, 0);
   for (Transfer& t : pieces) {
-    const auto engine = static_cast<std::uint8_t>(
-        std::min_element(load.begin(), load.end()) - load.begin());
+    const auto engine =
+        static_cast<std::uint8_t>(std::min_element(load.begin(), load.end()) - load.begin());
     load[engine] += t.bytes();
     e.dma(engine, std::move(t));
   }

@@ -14,6 +14,8 @@ std::uint64_t k_unit(const MxuSpec& mxu, std::uint64_t tk) {
   return mxu.dataflow == Dataflow::kOutputStationary ? tk : mxu.rows;
 }
 
+namespace {
+
 // `in_buffers` A and B tiles, double-buffered output tiles, the resident bias (as stored and
 // widened to fp32), a row of sixes for relu6, and the 64-byte alignment of each.
 std::uint64_t vmem_need(const GemmProblem& p, std::uint64_t tm, std::uint64_t tn, std::uint64_t tk,
@@ -22,6 +24,8 @@ std::uint64_t vmem_need(const GemmProblem& p, std::uint64_t tm, std::uint64_t tn
   return group * (in_buffers * (a_bytes + tk * tn * ei) + 2 * tm * tn * eo) + p.resident_bytes +
          4 * tn + (2 * in_buffers + 5) * 64;
 }
+
+}  // namespace
 
 // The segments of the tile holding GEMM rows [m0, m0 + mc) (whole output rows).
 std::vector<BandSegment> band_segments(const ConvBand& b, std::uint64_t m0, std::uint64_t mc) {
@@ -54,9 +58,13 @@ std::uint64_t band_bytes(const ConvBand& b, std::uint64_t tm) {
 // input row, so that each is a single shifted view of the band: with dilation 1 a whole kernel
 // row (kw x channels, the pixels side by side), else one tap's channels.
 std::uint64_t band_run(const ConvBand& b) { return b.dw == 1 ? b.kw * b.channels : b.channels; }
+namespace {
+
 std::uint64_t band_pieces(const ConvBand& b, const MxuSpec& mxu) {
   return b.kh * (b.kw * b.channels / band_run(b)) * ceil_div(band_run(b), mxu.rows);
 }
+
+}  // namespace
 
 // Three input buffers when the semaphores allow, so loads run two steps ahead: a buffer is free
 // only once its last matmul has drained, and with two the next load waits for that drain.
@@ -69,10 +77,10 @@ std::uint64_t input_buffers(const OpContext& ctx) {
              : 2;
 }
 
-// When a tile has fewer column slices than MXUs, its rows are split so every MXU works (never
-// into parts of fewer than 8 rows).
-std::uint64_t row_parts(const MxuSpec& mxu, std::uint64_t nsubs, std::uint64_t mc) {
-  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, ceil_div(mc, 8)));
+std::uint64_t row_parts(const MxuSpec& mxu, std::uint64_t nsubs, std::uint64_t rows,
+                        std::uint64_t min_part) {
+  return std::max<std::uint64_t>(
+      1, std::min<std::uint64_t>(mxu.count / nsubs, ceil_div(rows, min_part)));
 }
 
 // The largest K and N slices one weight tile covers. The stationary operand must fit the
@@ -88,6 +96,8 @@ std::uint64_t n_slice(const MxuSpec& mxu, std::uint64_t nc) {
 // double buffering, a ws (weight tile, row block) pair costs the larger of streaming its rows and
 // loading its weights; os folds of R rows cost K plus the wavefront's skew; is folds of C inputs
 // cost the N streamed columns. Without it every fold also waits for the array to fill and drain.
+namespace {
+
 // MXUs a tile's weight slices and row parts leave idle take a share of its K slices instead,
 // each accumulating its own partial sums, which the epilogue adds (a decode step's M = 1 attention
 // has one 64-column slice and one row: without this, one MXU of four works).
@@ -156,8 +166,7 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
     t.hbm_bytes = nb * mb * a_bytes + mb * p.k * p.n * ei + p.m * p.n * eo;
     const std::uint64_t nc = std::min(tn, p.n), out_rows = std::min(tm, p.m) / b.ow;
     const std::uint64_t nsubs = ceil_div(nc, mxu.cols);
-    const std::uint64_t mparts =
-        std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / nsubs, out_rows));
+    const std::uint64_t mparts = row_parts(mxu, nsubs, out_rows, 1);
     const double streamed = double(ceil_div(out_rows, mparts) * b.ow);
     const double per_item =
         mxu.weight_double_buffer
@@ -190,9 +199,10 @@ std::vector<std::uint64_t> candidates(std::uint64_t full, std::uint64_t unit) {
   return c;
 }
 
-std::optional<Tiles> choose_tiles(const OpContext& ctx, const GemmProblem& p) {
+// The best tiles with `in_buffers` input buffers, if any fit.
+std::optional<Tiles> search_tiles(const OpContext& ctx, const GemmProblem& p,
+                                  std::uint64_t in_buffers) {
   const auto& core = ctx.chip.core;
-  const std::uint64_t in_buffers = input_buffers(ctx);
   Tiles best;
   bool found = false;
   // A band convolution keeps K whole (the band serves every tap) and tiles whole output rows.
@@ -229,6 +239,15 @@ std::optional<Tiles> choose_tiles(const OpContext& ctx, const GemmProblem& p) {
         }
   if (!found) return std::nullopt;
   return best;
+}
+
+}  // namespace
+
+std::optional<Tiles> choose_tiles(const OpContext& ctx, const GemmProblem& p) {
+  // A third input buffer when the semaphores allow and some tile fits with it; else two.
+  for (std::uint64_t in_buffers = input_buffers(ctx); in_buffers >= 2; --in_buffers)
+    if (std::optional<Tiles> t = search_tiles(ctx, p, in_buffers)) return t;
+  return std::nullopt;
 }
 
 }  // namespace tpusim::isa::lower_detail

@@ -10,13 +10,15 @@
 
 namespace tpusim::isa::lower_detail {
 
+// One tiling of a GEMM and its estimate (README "GEMM").
 struct Tiles {
   std::uint64_t m = 0, n = 0, k = 0;
   double compute_cycles = 0, memory_cycles = 0, estimate = 0;
   std::uint64_t hbm_bytes = 0, vmem = 0, accmem = 0;
-  std::uint64_t in_buffers = 2, kparts = 1;
-  std::uint64_t group =
-      1;  // batch items that share one step (their weight slices spread over the MXUs)
+  std::uint64_t in_buffers = 2;  // A and B buffers in flight
+  std::uint64_t kparts = 1;      // MXUs that share one item's K slices (partial sums)
+  // Batch items that share one step, so their weight slices spread over the MXUs.
+  std::uint64_t group = 1;
 };
 
 // The input rows of one image that a run of its output rows reads, and where they sit in the
@@ -36,8 +38,10 @@ std::uint64_t k_unit(const MxuSpec& mxu, std::uint64_t tk);
 // The largest K and N slices one weight tile covers.
 std::uint64_t k_slice(const MxuSpec& mxu, std::uint64_t kc);
 std::uint64_t n_slice(const MxuSpec& mxu, std::uint64_t nc);
-// Row parts a tile is split into so that every MXU works.
-std::uint64_t row_parts(const MxuSpec& mxu, std::uint64_t nsubs, std::uint64_t mc);
+// When a tile has fewer column slices (nsubs) than MXUs, its rows are split so every MXU works,
+// never into parts of fewer than `min_part` rows (8 GEMM rows; 1 output row of a band).
+std::uint64_t row_parts(const MxuSpec& mxu, std::uint64_t nsubs, std::uint64_t rows,
+                        std::uint64_t min_part = 8);
 // The segments of the band tile holding GEMM rows [m0, m0 + mc) (whole output rows).
 std::vector<BandSegment> band_segments(const ConvBand& b, std::uint64_t m0, std::uint64_t mc);
 // A band convolution's K pieces are runs of at most R elements contiguous in a stored input row.

@@ -48,17 +48,17 @@ struct TensorPlacement {
 struct OpPlan {
   std::string name;
   std::string kind;
-  std::string tile;         // e.g. "M 512 x N 512 x K 1024 (im2col rows of 3 kernel rows)"
-  std::string loop_order;   // e.g. "m, n, k (k innermost; A and B tiles double-buffered)"
-  std::string placement;    // e.g. "2 cores x 4 MXUs: output tiles round-robin over cores"
+  std::string tile;        // e.g. "M 512 x N 512 x K 1024 (im2col rows of 3 kernel rows)"
+  std::string loop_order;  // e.g. "m, n, k (k innermost; A and B tiles double-buffered)"
+  std::string placement;   // e.g. "2 cores x 4 MXUs: output tiles round-robin over cores"
   std::uint64_t vmem_bytes = 0;
   std::uint64_t accmem_bytes = 0;
-  std::uint64_t hbm_bytes = 0;   // bytes the schedule moves to and from HBM
+  std::uint64_t hbm_bytes = 0;  // bytes the schedule moves to and from HBM
   std::uint64_t macs = 0;
-  double compute_cycles = 0;     // lower bound from the MXU (or VPU) alone
-  double memory_cycles = 0;      // lower bound from HBM bandwidth alone
+  double compute_cycles = 0;  // lower bound from the MXU (or VPU) alone
+  double memory_cycles = 0;   // lower bound from HBM bandwidth alone
   std::string bound() const { return compute_cycles >= memory_cycles ? "compute" : "memory"; }
-  std::string notes;             // fused operators, dtype substitutions
+  std::string notes;  // fused operators, dtype substitutions
 };
 
 struct LowerOptions {
@@ -81,7 +81,8 @@ struct Lowered {
 
 // Throws WorkloadError when the graph cannot run on the chip (a tensor larger than HBM, a row
 // that does not fit the vector memory), naming the operator.
-Lowered lower(const workloads::Graph& graph, const ChipSpec& chip, const LowerOptions& options = {});
+Lowered lower(const workloads::Graph& graph, const ChipSpec& chip,
+              const LowerOptions& options = {});
 
 // The per-operator tiling table of `tpusim compile --explain`.
 std::string explain(const Lowered& lowered, const ChipSpec& chip);

@@ -13,8 +13,8 @@ std::uint64_t choose_tile_rows(const OpContext& ctx, const RowPipeline& p, std::
   // Slots are 64-byte aligned: leave room for the padding of each.
   const std::uint64_t slack = 64 * (2 * p.inputs.size() + 4);
   if (vmem_used + slack + per_row > capacity)
-    ctx.fail("one row (" + std::to_string(per_row) + " B with double buffering) does not fit vmem (" +
-             std::to_string(capacity) + " B)");
+    ctx.fail("one row (" + std::to_string(per_row) +
+             " B with double buffering) does not fit vmem (" + std::to_string(capacity) + " B)");
   const std::uint64_t fit = (capacity - vmem_used - slack) / per_row;
   // Near 256 KiB per input slot: long DMA bursts, yet enough tiles to overlap load and compute.
   const std::uint64_t in_row = std::max<std::uint64_t>(1, per_row);
@@ -43,10 +43,12 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
   std::vector<Address> in_slot[2];
   Address out_slot[2];
   for (int b = 0; b < 2; ++b) {
-    for (const RowInput& in : p.inputs) in_slot[b].push_back(vmem.take(max_rows * in.bytes_per_row, "an input tile"));
+    for (const RowInput& in : p.inputs)
+      in_slot[b].push_back(vmem.take(max_rows * in.bytes_per_row, "an input tile"));
     out_slot[b] = vmem.take(max_rows * p.out_bytes_per_row, "an output tile");
   }
-  const Address scratch = vmem.take(std::max<std::uint64_t>(1, max_rows * p.scratch_bytes_per_row), "vector scratch");
+  const Address scratch =
+      vmem.take(std::max<std::uint64_t>(1, max_rows * p.scratch_bytes_per_row), "vector scratch");
 
   const std::uint32_t engines = ctx.engines();
   std::vector<Unit> dmas = dma_units(ctx.chip);
@@ -69,7 +71,8 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
     if (!p.preloads.empty()) {
       const Handoff ready = pool.handoff({dmas.front()}, vpu);
       for (const Preload& pre : p.preloads) {
-        e.dma(0, Transfer{false, {Space::kHbm, pre.tensor->base}, pre.at, pre.bytes, {1}, {0}, {0}});
+        e.dma(0,
+              Transfer{false, {Space::kHbm, pre.tensor->base}, pre.at, pre.bytes, {1}, {0}, {0}});
         hbm_bytes += pre.bytes;
       }
       ready.post(e);
@@ -114,9 +117,11 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
     }
   }
   OpPlan& plan = ctx.plan;
-  plan.tile = std::to_string(max_rows) + " rows per tile, " + std::to_string(tiles.size()) + " tiles";
+  plan.tile =
+      std::to_string(max_rows) + " rows per tile, " + std::to_string(tiles.size()) + " tiles";
   plan.loop_order = "row tiles; loads of tile i+1 overlap vector work on tile i";
-  plan.placement = "tiles round-robin over " + std::to_string(ctx.cores()) + " core(s), vector unit; " + p.description;
+  plan.placement = "tiles round-robin over " + std::to_string(ctx.cores()) +
+                   " core(s), vector unit; " + p.description;
   plan.vmem_bytes = vmem.used();
   plan.hbm_bytes = hbm_bytes;
   plan.compute_cycles = (e.vpu_cycles() - vpu_before) / ctx.cores();

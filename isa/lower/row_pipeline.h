@@ -51,8 +51,8 @@ inline VectorOperand dense(Address a, std::uint64_t cols, DType t) {
 }
 
 // Writes an fp32 tile out as `dtype`: a move, a cast, or (narrow integers) a requantize.
-inline void narrow(Emitter& e, std::uint64_t rows, std::uint64_t cols, VectorOperand f32, Address out,
-                   DType dtype) {
+inline void narrow(Emitter& e, std::uint64_t rows, std::uint64_t cols, VectorOperand f32,
+                   Address out, DType dtype) {
   const VectorOperand dst = dense(out, cols, dtype);
   if (dtype == DType::kFp32)
     e.vector(VectorOp::kMove, DType::kFp32, DType::kFp32, u32(rows), u32(cols), dst, f32);

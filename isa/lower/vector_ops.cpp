@@ -58,7 +58,8 @@ Resident resident(OnChip& vmem, const TensorPlacement* t, std::uint64_t elements
   Resident r;
   r.dtype = t->dtype;
   r.elements = elements;
-  r.preload = Preload{t, elements * dtype_bytes(t->dtype), vmem.take(elements * dtype_bytes(t->dtype), "a preloaded row")};
+  r.preload = Preload{t, elements * dtype_bytes(t->dtype),
+                      vmem.take(elements * dtype_bytes(t->dtype), "a preloaded row")};
   r.wide = t->dtype == kF32 ? r.preload.at : vmem.take(elements * 4, "a widened row");
   return r;
 }
@@ -110,14 +111,18 @@ void lower_elementwise(OpContext& ctx) {
     }
   }
   if (kind == OpKind::kRelu6)
-    residents.push_back(resident(vmem, ctx.constant(ctx.op.name + ".six", {1, static_cast<std::int64_t>(cols)},
-                                                    TensorInit::kConstant, 6.0), cols));
+    residents.push_back(
+        resident(vmem,
+                 ctx.constant(ctx.op.name + ".six", {1, static_cast<std::int64_t>(cols)},
+                              TensorInit::kConstant, 6.0),
+                 cols));
   for (const Resident& r : residents) p.preloads.push_back(r.preload);
   p.after_preload = [residents](Emitter& e) {
     for (const Resident& r : residents) widen_resident(e, r);
   };
   const DType xt = x.dtype, bt = binary ? ctx.inputs[1]->dtype : kF32, ot = out.dtype;
-  p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o, Address scratch) {
+  p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o,
+                  Address scratch) {
     const Address s0 = scratch, s1{scratch.space, scratch.addr + t.rows * cols * 4};
     const VectorOperand a = widen(e, t.rows, cols, in[0], xt, s0);
     const VectorOperand acc = dense(s0, cols, kF32);
@@ -128,7 +133,8 @@ void lower_elementwise(OpContext& ctx) {
       case OpKind::kBias: {
         const VectorOperand b = b_per_tile ? widen(e, t.rows, cols, in[1], bt, s1)
                                            : VectorOperand{residents[0].wide, 0};
-        e.vector(kind == OpKind::kMul ? VectorOp::kMul : VectorOp::kAdd, kF32, kF32, r, c, acc, a, b);
+        e.vector(kind == OpKind::kMul ? VectorOp::kMul : VectorOp::kAdd, kF32, kF32, r, c, acc, a,
+                 b);
         break;
       }
       case OpKind::kRelu:
@@ -147,7 +153,8 @@ void lower_elementwise(OpContext& ctx) {
     narrow(e, t.rows, cols, acc, o, ot);
   };
   p.description = std::string(workloads::op_kind_name(kind)) + " in fp32";
-  emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)), vmem);
+  emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)),
+                    vmem);
 }
 
 void lower_softmax(OpContext& ctx) {
@@ -161,7 +168,8 @@ void lower_softmax(OpContext& ctx) {
   const bool causal = ctx.op.attrs.causal;
   if (causal) {
     // Row i of each [S, S] block masks columns j > i: an additive mask tensor read per tile.
-    const std::uint64_t period = x.shape.size() >= 2 ? static_cast<std::uint64_t>(x.shape[x.shape.size() - 2]) : 1;
+    const std::uint64_t period =
+        x.shape.size() >= 2 ? static_cast<std::uint64_t>(x.shape[x.shape.size() - 2]) : 1;
     const TensorPlacement* mask = ctx.constant(
         ctx.op.name + ".mask", {static_cast<std::int64_t>(period), static_cast<std::int64_t>(cols)},
         TensorInit::kCausalMask, -1e30);
@@ -172,7 +180,8 @@ void lower_softmax(OpContext& ctx) {
   p.store = tile_store(as_matrix(out));
   p.scratch_bytes_per_row = 2 * cols * 4 + 2 * 4;
   const DType xt = x.dtype, ot = out.dtype;
-  p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o, Address scratch) {
+  p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o,
+                  Address scratch) {
     const auto r = u32(t.rows), c = u32(cols);
     const Address s{scratch.space, scratch.addr};
     const Address wide{scratch.space, scratch.addr + t.rows * cols * 4};
@@ -193,8 +202,10 @@ void lower_softmax(OpContext& ctx) {
     e.vector(VectorOp::kMul, kF32, kF32, r, c, S, S, W);
     narrow(e, t.rows, cols, S, o, ot);
   };
-  p.description = causal ? "max, exp, sum, scale per row in fp32, causal mask added" : "max, exp, sum, scale per row in fp32";
-  emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)), vmem);
+  p.description = causal ? "max, exp, sum, scale per row in fp32, causal mask added"
+                         : "max, exp, sum, scale per row in fp32";
+  emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)),
+                    vmem);
 }
 
 void lower_layernorm(OpContext& ctx) {
@@ -206,9 +217,11 @@ void lower_layernorm(OpContext& ctx) {
   const Resident gamma = resident(vmem, ctx.inputs[1], cols);
   const Resident beta = resident(vmem, ctx.inputs[2], cols);
   const Resident inv_d = resident(
-      vmem, ctx.constant(ctx.op.name + ".inv_d", {1, 1}, TensorInit::kConstant, 1.0 / double(cols)), 1);
+      vmem, ctx.constant(ctx.op.name + ".inv_d", {1, 1}, TensorInit::kConstant, 1.0 / double(cols)),
+      1);
   const Resident eps = resident(
-      vmem, ctx.constant(ctx.op.name + ".eps", {1, 1}, TensorInit::kConstant, ctx.op.attrs.epsilon), 1);
+      vmem, ctx.constant(ctx.op.name + ".eps", {1, 1}, TensorInit::kConstant, ctx.op.attrs.epsilon),
+      1);
   RowPipeline p;
   p.inputs.push_back(tile_input(as_matrix(x)));
   p.out_bytes_per_row = cols * dtype_bytes(out.dtype);
@@ -220,7 +233,8 @@ void lower_layernorm(OpContext& ctx) {
     widen_resident(e, beta);
   };
   const DType xt = x.dtype, ot = out.dtype;
-  p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o, Address scratch) {
+  p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o,
+                  Address scratch) {
     const auto r = u32(t.rows), c = u32(cols);
     const Address s{scratch.space, scratch.addr};
     const Address wide{scratch.space, scratch.addr + t.rows * cols * 4};
@@ -245,7 +259,8 @@ void lower_layernorm(OpContext& ctx) {
     narrow(e, t.rows, cols, S, o, ot);
   };
   p.description = "mean, variance, normalise, scale and shift per row in fp32";
-  emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)), vmem);
+  emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)),
+                    vmem);
 }
 
 }  // namespace tpusim::isa::lower_detail

@@ -113,7 +113,7 @@ void lower_window(OpContext& ctx) {
     auto in_rows = [=](std::uint64_t r) { return (r - 1) * sh + (kh - 1) * dh + 1; };
     const std::uint64_t slot_row = width * n_ch * ex;
     p.out_bytes_per_row = ow * n_ch * eo;
-    p.scratch_bytes_per_row = stored_per_row * width * n_ch * 4 + 2 * ow * n_ch * 4;
+    p.scratch_bytes_per_row = stored_per_row * width * n_ch * 4 + ow * n_ch * 4;
     p.inputs.push_back(RowInput{
         stored_per_row * slot_row, [=](const RowTile& t, Address slot) {
           const std::uint64_t n = t.tag, band0 = t.first - n * oh;

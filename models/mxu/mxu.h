@@ -16,11 +16,11 @@ namespace tpusim::models {
 struct MxuStats {
   std::uint64_t weight_loads = 0;
   std::uint64_t matmuls = 0;
-  std::uint64_t stream_cycles = 0;       // cycles the array's input port was busy
-  std::uint64_t active_cycles = 0;       // cycles the array itself worked: shifting weights
-                                         // in (ws), streaming, filling and draining
-  std::uint64_t weight_load_cycles = 0;  // cycles the weight path was shifting
-  std::uint64_t weight_stall_cycles = 0;  // matmul start delayed by weights not yet in place
+  std::uint64_t stream_cycles = 0;               // cycles the array's input port was busy
+  std::uint64_t active_cycles = 0;               // cycles the array itself worked: shifting weights
+                                                 // in (ws), streaming, filling and draining
+  std::uint64_t weight_load_cycles = 0;          // cycles the weight path was shifting
+  std::uint64_t weight_stall_cycles = 0;         // matmul start delayed by weights not yet in place
   std::array<std::uint64_t, kNumDTypes> macs{};  // by operand dtype, for energy
   std::uint64_t weight_bytes = 0;
   std::uint64_t input_bytes = 0;

@@ -12,8 +12,9 @@ ArrayKind kind_of(Dataflow d) {
 
 }  // namespace
 
-CycleMxu::CycleMxu(const MxuSpec& spec, Hertz clock)
+CycleMxu::CycleMxu(const MxuSpec& spec, Hertz clock, std::uint64_t port_bytes)
     : spec_(spec),
+      port_bytes_(port_bytes),
       wb_(spec.writeback_latency.cycles(clock).value()),
       committed_{SystolicArray(kind_of(spec.dataflow), spec.rows, spec.cols),
                  std::vector<std::deque<Tag>>(
@@ -92,8 +93,13 @@ MxuLoadTiming CycleMxu::load_weights(const isa::MxuLoadWeights& lw, std::uint64_
     t.start = std::max({now, load_path_free_at_, shadow_free_at_});
   else  // one plane: in ws the array itself (wait until drained); else the staging buffer
     t.start = std::max({now, load_path_free_at_, ws ? drained_at_ : input_free_at_});
-  // ws shifts the tile down all R rows; is/os write K rows of the staging buffer.
-  t.end = t.start + (ws ? spec_.rows : lw.k);
+  // ws shifts the tile down all R rows; is/os write K rows of the staging buffer, each as many
+  // port cycles as its N weights need (as the fast model's shift_cycles).
+  const std::uint64_t row_bytes = std::uint64_t{lw.n} * dtype_bytes(lw.dtype);
+  const std::uint64_t per_row =
+      port_bytes_ == 0 ? 1
+                       : std::max<std::uint64_t>(1, (row_bytes + port_bytes_ - 1) / port_bytes_);
+  t.end = t.start + (ws ? spec_.rows : std::uint64_t{lw.k} * per_row);
   assert(t.start >= last_start_);
   last_start_ = t.start;
   commit_until(t.start);

@@ -54,7 +54,10 @@ class ArrayObserver {
 
 class CycleMxu {
  public:
-  CycleMxu(const MxuSpec& spec, Hertz clock);
+  // `port_bytes`: vector-memory bytes per cycle that stage a weight row (0: unbounded). The
+  // config keeps a whole array row within one port cycle; an is tile wider than the array
+  // (its N weight columns stream) may take several.
+  CycleMxu(const MxuSpec& spec, Hertz clock, std::uint64_t port_bytes = 0);
 
   // `w` is K x N, row-major (the values of the tile; zeros in timing-only runs).
   MxuLoadTiming load_weights(const isa::MxuLoadWeights& lw, std::uint64_t now,
@@ -106,6 +109,7 @@ class CycleMxu {
   void run_ahead(const isa::MxuMatmul& mm, std::uint64_t expected, CycleMatmulResult& out) const;
 
   const MxuSpec spec_;
+  const std::uint64_t port_bytes_;
   const std::uint64_t wb_;
   Pipeline committed_;
   std::map<std::uint64_t, Slot> schedule_;

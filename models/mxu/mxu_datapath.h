@@ -1,6 +1,7 @@
 #pragma once
 // The values an MXU computes (functional mode), independent of when: weights of the tile the
-// matmul uses (the last one staged by mxu.lw, or with `keep` the one already in use); each output element accumulates its K products in the array's order, k = 0 first (the
+// matmul uses (the last one staged by mxu.lw, or with `keep` the one already in use); each
+// output element accumulates its K products in the array's order, k = 0 first (the
 // partial sum enters at the top row and gains one product per row on its way down). Integer
 // operands accumulate in int32, wrapping; floating ones in fp32, rounding after every add (the
 // product of two bf16 values is exact in fp32).

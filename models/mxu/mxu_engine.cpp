@@ -40,7 +40,8 @@ class FastEngine : public MxuEngine {
 // MXU operand and the MXU instruction that reads it, so both moments see the same bytes.
 class CycleEngine : public MxuEngine {
  public:
-  CycleEngine(const MxuSpec& spec, Hertz clock, ArrayObserver* observer) : cycle_(spec, clock) {
+  CycleEngine(const MxuSpec& spec, Hertz clock, std::uint64_t port, ArrayObserver* observer)
+      : cycle_(spec, clock, port) {
     cycle_.set_observer(observer);
   }
   MxuLoadTiming load_weights(const isa::MxuLoadWeights& lw, std::uint64_t now,
@@ -102,7 +103,7 @@ std::unique_ptr<MxuEngine> make_mxu_engine(const MxuSpec& spec, Hertz clock,
     case MxuModel::kFast:
       return std::make_unique<FastEngine>(spec, clock, vmem_port_bytes_per_cycle);
     case MxuModel::kCycle:
-      return std::make_unique<CycleEngine>(spec, clock, observer);
+      return std::make_unique<CycleEngine>(spec, clock, vmem_port_bytes_per_cycle, observer);
   }
   return nullptr;
 }

@@ -42,10 +42,10 @@ struct MxuLoadTiming {
 };
 
 struct MxuMatmulTiming {
-  std::uint64_t start = 0;       // first input row enters
-  std::uint64_t input_end = 0;   // the array accepts the next instruction's rows from here
-  std::uint64_t end = 0;         // last result written to accumulator memory
-  std::uint64_t array_end = 0;   // last result out of the array (end minus the write-back)
+  std::uint64_t start = 0;          // first input row enters
+  std::uint64_t input_end = 0;      // the array accepts the next instruction's rows from here
+  std::uint64_t end = 0;            // last result written to accumulator memory
+  std::uint64_t array_end = 0;      // last result out of the array (end minus the write-back)
   std::uint64_t stream_cycles = 0;  // cycles the array's input port was busy
   std::uint64_t macs = 0;           // useful multiply-accumulates (M x K x N)
 };
@@ -77,14 +77,14 @@ class MxuTiming {
   MxuSpec spec_;
   std::uint64_t writeback_cycles_;
   std::uint64_t port_bytes_;
-  std::uint64_t input_free_at_ = 0;    // the array can take new input rows
-  std::uint64_t drained_at_ = 0;       // all results written
+  std::uint64_t input_free_at_ = 0;      // the array can take new input rows
+  std::uint64_t drained_at_ = 0;         // all results written
   std::uint64_t load_path_free_at_ = 0;  // the weight shift (ws) / weight staging (is, os) path
-  std::uint64_t shadow_ready_at_ = 0;  // the staged tile is in place
-  bool shadow_pending_ = false;        // a staged tile awaits the next matmul
-  std::uint64_t shadow_free_at_ = 0;   // the shadow buffer may be overwritten
-  std::uint64_t active_ready_at_ = 0;  // the active tile is in place (no double buffering)
-  std::uint64_t shift_free_at_ = 0;    // os: the result shift path is free
+  std::uint64_t shadow_ready_at_ = 0;    // the staged tile is in place
+  bool shadow_pending_ = false;          // a staged tile awaits the next matmul
+  std::uint64_t shadow_free_at_ = 0;     // the shadow buffer may be overwritten
+  std::uint64_t active_ready_at_ = 0;    // the active tile is in place (no double buffering)
+  std::uint64_t shift_free_at_ = 0;      // os: the result shift path is free
 };
 
 }  // namespace tpusim::models

@@ -51,8 +51,10 @@ std::string percent(double f) { return fixed(100 * f, 1) + "%"; }
 
 json config_json(const config::ConfigNode& node) {
   switch (node.kind()) {
-    case config::ConfigNode::Kind::kNull: return nullptr;
-    case config::ConfigNode::Kind::kScalar: return node.text();
+    case config::ConfigNode::Kind::kNull:
+      return nullptr;
+    case config::ConfigNode::Kind::kScalar:
+      return node.text();
     case config::ConfigNode::Kind::kSeq: {
       json a = json::array();
       for (const auto& item : node.items()) a.push_back(config_json(item));
@@ -78,7 +80,6 @@ json energy_json(const EnergyBreakdown& e, bool with_static) {
   return j;
 }
 
-
 // The memory system in two lines: DRAM channels (model hbm) and the busiest NoC link.
 std::string memory_system_lines(const Report& r) {
   std::string out;
@@ -97,8 +98,8 @@ std::string memory_system_lines(const Report& r) {
     const double bursts = double(hits + misses + conflicts);
     const double bytes = double(r.hbm_read_bytes + r.hbm_write_bytes);
     out += "  DRAM         " + std::to_string(r.channels.size()) + " channels, " +
-           scaled(bw, "B/s") + "; rows hit " + percent(bursts > 0 ? hits / bursts : 0) +
-           ", miss " + percent(bursts > 0 ? misses / bursts : 0) + ", conflict " +
+           scaled(bw, "B/s") + "; rows hit " + percent(bursts > 0 ? hits / bursts : 0) + ", miss " +
+           percent(bursts > 0 ? misses / bursts : 0) + ", conflict " +
            percent(bursts > 0 ? conflicts / bursts : 0) + "; burst latency avg " +
            scaled(bytes > 0 ? latency / bytes : 0, "s") + ", p99 (worst channel) " +
            scaled(p99, "s") + "; refresh " + percent(r.seconds > 0 ? refresh / r.seconds : 0) +
@@ -222,46 +223,47 @@ std::string report_json(const Report& r) {
   json links = json::array();
   for (const LinkReport& l : r.links)
     links.push_back({{"path", l.path}, {"bytes", l.bytes}, {"utilization", l.utilization}});
-  json j = {{"schema", "tpusim.report/1"},
-            {"chip", r.chip},
-            {"workload", r.workload},
-            {"cycles", r.cycles},
-            {"seconds", r.seconds},
-            {"clock_hz", r.clock_hz},
-            {"macs", r.macs},
-            {"utilization",
-             {{"mxu", r.mxu_utilization},
-              {"vpu", r.vpu_utilization},
-              {"memory_bandwidth", r.memory_bandwidth_utilization}}},
-            {"traffic_bytes",
-             {{"hbm_read", r.hbm_read_bytes},
-              {"hbm_write", r.hbm_write_bytes},
-              {"vmem_read", r.vmem_read_bytes},
-              {"vmem_write", r.vmem_write_bytes},
-              {"noc", r.noc_bytes}}},
-            {"energy_pj", energy_json(r.energy, true)},
-            {"peak",
-             {{"macs_per_s", peak_macs},
-              {"memory_bandwidth_bytes_per_s", r.peak_memory_bandwidth}}},
-            {"ops", ops},
-            {"memory_channels", channels},
-            {"noc_links", links},
-            {"units", units},
-            {"sim", {{"wall_seconds", r.wall_seconds}, {"peak_rss_bytes", r.peak_rss_bytes}}},
-            {"config", config_json(r.config)}};
+  json j = {
+      {"schema", "tpusim.report/1"},
+      {"chip", r.chip},
+      {"workload", r.workload},
+      {"cycles", r.cycles},
+      {"seconds", r.seconds},
+      {"clock_hz", r.clock_hz},
+      {"macs", r.macs},
+      {"utilization",
+       {{"mxu", r.mxu_utilization},
+        {"vpu", r.vpu_utilization},
+        {"memory_bandwidth", r.memory_bandwidth_utilization}}},
+      {"traffic_bytes",
+       {{"hbm_read", r.hbm_read_bytes},
+        {"hbm_write", r.hbm_write_bytes},
+        {"vmem_read", r.vmem_read_bytes},
+        {"vmem_write", r.vmem_write_bytes},
+        {"noc", r.noc_bytes}}},
+      {"energy_pj", energy_json(r.energy, true)},
+      {"peak",
+       {{"macs_per_s", peak_macs}, {"memory_bandwidth_bytes_per_s", r.peak_memory_bandwidth}}},
+      {"ops", ops},
+      {"memory_channels", channels},
+      {"noc_links", links},
+      {"units", units},
+      {"sim", {{"wall_seconds", r.wall_seconds}, {"peak_rss_bytes", r.peak_rss_bytes}}},
+      {"config", config_json(r.config)}};
   return j.dump(2) + "\n";
 }
 
 std::string ops_csv(const Report& r) {
   std::ostringstream out;
-  out << "id,name,kind,start_cycle,end_cycle,cycles,mxu_cycles,mxu_stream_cycles,macs,hbm_read_bytes,"
+  out << "id,name,kind,start_cycle,end_cycle,cycles,mxu_cycles,mxu_stream_cycles,macs,hbm_read_"
+         "bytes,"
          "hbm_write_bytes,energy_pj,mxu_utilization\n";
   for (const OpReport& o : r.ops) {
     // Names may hold commas; quote them as RFC 4180 does (names never contain quotes).
-    out << o.id << ",\"" << o.name << "\"," << o.kind << "," << o.start_cycle << ","
-        << o.end_cycle << "," << o.cycles << "," << o.mxu_cycles << "," << o.mxu_stream_cycles << "," << o.macs << ","
-        << o.hbm_read_bytes << "," << o.hbm_write_bytes << "," << fixed(o.energy_pj, 3) << ","
-        << fixed(o.mxu_utilization, 6) << "\n";
+    out << o.id << ",\"" << o.name << "\"," << o.kind << "," << o.start_cycle << "," << o.end_cycle
+        << "," << o.cycles << "," << o.mxu_cycles << "," << o.mxu_stream_cycles << "," << o.macs
+        << "," << o.hbm_read_bytes << "," << o.hbm_write_bytes << "," << fixed(o.energy_pj, 3)
+        << "," << fixed(o.mxu_utilization, 6) << "\n";
   }
   return out.str();
 }
@@ -319,8 +321,8 @@ std::string trace_json(const models::TraceRecorder& trace, const isa::Program& p
   return out;
 }
 
-void write_outputs(const std::string& dir, const Report& report,
-                   const models::TraceRecorder& trace, const isa::Program& program) {
+void write_outputs(const std::string& dir, const Report& report, const models::TraceRecorder& trace,
+                   const isa::Program& program) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir + ": cannot create output directory (" + ec.message() + ")");

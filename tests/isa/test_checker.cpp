@@ -136,13 +136,20 @@ TEST_CASE("checker: mxu.mm keep computes with the tile in use while a later one 
         "t.tasm:5:1: mxu.mm: k=128 n=64 dtype=bf16 do not match the weights loaded at line 4 (k=32 "
         "n=16 dtype=bf16)");
   CHECK(check_err(b + mm_a + " keep\n") ==
-        "t.tasm:3:1: mxu.mm: no mxu.lw loads weights into mxu0 of core 0 before this matmul");
+        "t.tasm:3:1: mxu.mm: keep, but no tile is in use on mxu0 yet (the mxu.lw at line 2 is "
+        "staged; a "
+        "matmul without keep switches to it)");
+  // The shadow holds one staged tile: a second load before any matmul switched would overwrite it.
+  CHECK(check_err(a + mm_a + "\n" + b + a) ==
+        "t.tasm:5:1: mxu.lw: mxu0 still holds the tile staged at line 4, which no matmul has "
+        "switched "
+        "to (a matmul without keep must come between)");
   // One weight buffer: the staged load has overwritten the tile keep asks for.
   ChipSpec single = test::chip_128();
   single.core.mxu.weight_double_buffer = false;
   CHECK(check_err(a + mm_a + "\n" + b + mm_a + " keep\n", single) ==
         "t.tasm:5:1: mxu.mm: keep needs core.mxu.weight_double_buffer: with one weight buffer the "
-        "mxu.lw at line 4 has replaced the tile in use");
+        "mxu.lw at line 4 loads into the tile matmuls use");
 }
 
 TEST_CASE("checker: mxu.mm needs matching weights and fitting operands", "[isa][checker]") {

@@ -14,8 +14,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/sim/test_support.h"
 #include <nlohmann/json.hpp>
+#include "tests/sim/test_support.h"
 
 #include "workloads/load.h"
 #include "workloads/npy.h"
@@ -41,9 +41,10 @@ Outcome run_and_compare(const std::string& chip, const std::string& graph_text,
   TempDir dir;
   const std::string graph_path = dir.write("graph.yaml", graph_text);
   const std::string dump = dir.path("dump");
-  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE "' run -q -c " + chip +
-                              " -w '" + graph_path + "' --functional --seed 7 --dump '" + dump + "' " + extra +
-                              " > /dev/null 2> '" + dir.path("err") + "'";
+  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE
+                              "' run -q -c " +
+                              chip + " -w '" + graph_path + "' --functional --seed 7 --dump '" +
+                              dump + "' " + extra + " > /dev/null 2> '" + dir.path("err") + "'";
   const int status = std::system(command.c_str());
   Outcome o;
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -61,7 +62,8 @@ Outcome run_and_compare(const std::string& chip, const std::string& graph_text,
     const wl::TensorData& ref = want.at(t.name);
     REQUIRE(got.values.size() == ref.values.size());
     for (std::size_t i = 0; i < ref.values.size(); ++i) {
-      o.worst = std::max(o.worst, std::abs(got.values[i] - ref.values[i]) / (1.0 + std::abs(ref.values[i])));
+      o.worst = std::max(o.worst,
+                         std::abs(got.values[i] - ref.values[i]) / (1.0 + std::abs(ref.values[i])));
       ++o.compared;
       o.nonzero += got.values[i] != 0.0;
     }
@@ -69,10 +71,27 @@ Outcome run_and_compare(const std::string& chip, const std::string& graph_text,
   return o;
 }
 
+// `tpusim compile` of a graph: the program text (`.tasm`), or with explain the plan per operator.
+std::string compile_text(const std::string& chip, const std::string& graph_text, bool explain) {
+  TempDir dir;
+  const std::string graph_path = dir.write("graph.yaml", graph_text);
+  const std::string out = dir.path(explain ? "explain.txt" : "program.tasm");
+  const std::string command =
+      "cd '" TPUSIM_SOURCE_DIR "' && '" TPUSIM_EXE "' compile -c " + chip + " -w '" + graph_path +
+      "' " + (explain ? "--explain > '" + out + "'" : "-o '" + out + "'") + " 2> /dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+  return slurp(out);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 }  // namespace
 
 TEST_CASE("run: an int8 matmul on teach-4x4 equals the reference exactly", "[run]") {
-  const Outcome o = run_and_compare("teach-4x4", slurp(TPUSIM_SOURCE_DIR "/workloads/teach/matmul-4x4.yaml"));
+  const Outcome o =
+      run_and_compare("teach-4x4", slurp(TPUSIM_SOURCE_DIR "/workloads/teach/matmul-4x4.yaml"));
   REQUIRE(o.exit_code == 0);
   CHECK(o.nonzero > 0);
   CHECK(o.compared == 16);
@@ -95,7 +114,8 @@ ops:
   CHECK(o.worst == 0.0);
 }
 
-TEST_CASE("run: output- and input-stationary arrays stream K and N longer than the array, exactly", "[run]") {
+TEST_CASE("run: output- and input-stationary arrays stream K and N longer than the array, exactly",
+          "[run]") {
   // On the 4x4 array K = 9 streams whole through os and the N = 6 weight columns through is;
   // teach-4x4 runs the cycle-level model, so every value really crosses the PEs.
   const std::string graph = R"(name: ragged
@@ -109,7 +129,8 @@ ops:
 )";
   for (const char* dataflow : {"os", "is"}) {
     INFO(dataflow);
-    const Outcome o = run_and_compare("teach-4x4", graph, std::string("--set core.mxu.dataflow=") + dataflow);
+    const Outcome o =
+        run_and_compare("teach-4x4", graph, std::string("--set core.mxu.dataflow=") + dataflow);
     REQUIRE(o.exit_code == 0);
     CHECK(o.nonzero > 0);
     CHECK(o.compared == 3 * 7 * 6);
@@ -117,7 +138,8 @@ ops:
   }
 }
 
-TEST_CASE("run: convolutions on output- and input-stationary tpu-v4i match the reference", "[run]") {
+TEST_CASE("run: convolutions on output- and input-stationary tpu-v4i match the reference",
+          "[run]") {
   for (const char* dataflow : {"os", "is"}) {
     INFO(dataflow);
     const Outcome o = run_and_compare("tpu-v4i", R"(name: convs
@@ -140,7 +162,7 @@ ops:
 TEST_CASE("run: decode-step attention (one query row per head) matches the reference", "[run]") {
   // M = 1 per head: the lowering puts several heads in one step and splits K over idle MXUs,
   // adding the partial sums on the VPU.
-  const Outcome o = run_and_compare("tpu-v4i", R"(name: decode_attention
+  const std::string graph = R"(name: decode_attention
 dtype: bf16
 tensors:
   - {name: q, shape: [6, 1, 64], role: input}
@@ -151,15 +173,21 @@ ops:
   - {name: scores, op: matmul, inputs: [q, keys], transpose_b: true}
   - {name: probs, op: softmax, inputs: [scores]}
   - {name: context, op: matmul, inputs: [probs, values]}
-)");
+)";
+  // The schedule this test is about was used: heads share steps, K is split over idle MXUs.
+  const std::string plan = compile_text("tpu-v4i", graph, true);
+  CHECK(contains(plan, "per step)"));
+  CHECK(contains(plan, "K split 2 ways"));
+  const Outcome o = run_and_compare("tpu-v4i", graph);
   REQUIRE(o.exit_code == 0);
   CHECK(o.nonzero > 0);
   CHECK(o.compared == 6 * 40);
   CHECK(o.worst < 1.0 / 64);
 }
 
-TEST_CASE("run: a transpose that only moves size-1 axes is an alias, and results still match", "[run]") {
-  const Outcome o = run_and_compare("tpu-v4i", R"(name: heads
+TEST_CASE("run: a transpose that only moves size-1 axes is an alias, and results still match",
+          "[run]") {
+  const std::string graph = R"(name: heads
 dtype: bf16
 tensors:
   - {name: x, shape: [1, 12, 64], role: input}
@@ -168,7 +196,9 @@ tensors:
 ops:
   - {name: xt, op: transpose, inputs: [x], perm: [1, 0, 2]}
   - {name: y, op: matmul, inputs: [xt, w]}
-)");
+)";
+  CHECK(contains(compile_text("tpu-v4i", graph, true), "alias of 'x': no data moves"));
+  const Outcome o = run_and_compare("tpu-v4i", graph);
   REQUIRE(o.exit_code == 0);
   CHECK(o.nonzero > 0);
   CHECK(o.compared == 12 * 8);
@@ -213,11 +243,13 @@ ops:
   CHECK(o.worst < 1.0 / 64);
 }
 
-TEST_CASE("run: convolutions read from an input band (dilated, strided, several images) match the reference",
-          "[run]") {
+TEST_CASE(
+    "run: convolutions read from an input band (dilated, strided, several images) match the "
+    "reference",
+    "[run]") {
   // 3x3 windows on a weight-stationary chip run as shifted views of a vmem band; tiles of whole
   // output rows may span two images.
-  const Outcome o = run_and_compare("tpu-v4i", R"(name: band_convs
+  const std::string graph = R"(name: band_convs
 dtype: bf16
 tensors:
   - {name: img, shape: [3, 13, 11, 24], role: input}
@@ -226,7 +258,15 @@ ops:
   - {name: c1, op: conv2d, inputs: [img], filters: 32, kernel: 3, dilation: 2, padding: 2}
   - {name: c2, op: conv2d, inputs: [c1], filters: 40, kernel: 3, stride: 2, padding: 0}
   - {name: y, op: relu, inputs: [c2]}
-)");
+)";
+  const std::string plan = compile_text("tpu-v4i", graph, true);
+  CHECK(contains(
+      plan,
+      "A: input band in vmem (stored rows read once), 3x3 taps as shifted views, stride 1x1"));
+  CHECK(contains(
+      plan,
+      "A: input band in vmem (stored rows read once), 3x3 taps as shifted views, stride 2x2"));
+  const Outcome o = run_and_compare("tpu-v4i", graph);
   REQUIRE(o.exit_code == 0);
   CHECK(o.nonzero > 0);
   CHECK(o.compared == 3 * 6 * 5 * 40);
@@ -235,7 +275,7 @@ ops:
 
 TEST_CASE("run: an int8 band convolution on the cycle-level 4x4 array is exact", "[run]") {
   // Weights for the next K piece load behind `keep` matmuls; every value crosses the PEs.
-  const Outcome o = run_and_compare("teach-4x4", R"(name: tconv
+  const std::string graph = R"(name: tconv
 dtype: int8
 tensors:
   - {name: img, shape: [1, 6, 6, 3], role: input}
@@ -243,14 +283,17 @@ tensors:
   - {name: y, shape: [1, 4, 4, 5], dtype: int32, role: output}
 ops:
   - {name: y, op: conv2d, inputs: [img, w]}
-)");
+)";
+  CHECK(contains(compile_text("teach-4x4", graph, false), " keep"));
+  const Outcome o = run_and_compare("teach-4x4", graph);
   REQUIRE(o.exit_code == 0);
   CHECK(o.nonzero > 0);
   CHECK(o.compared == 4 * 4 * 5);
   CHECK(o.worst == 0.0);
 }
 
-TEST_CASE("run: depthwise convolution, relu6 and pools on the vector unit match the reference", "[run]") {
+TEST_CASE("run: depthwise convolution, relu6 and pools on the vector unit match the reference",
+          "[run]") {
   const Outcome o = run_and_compare("tpu-v4i", R"(name: depthwise
 dtype: bf16
 tensors:
@@ -269,14 +312,16 @@ ops:
 }
 
 TEST_CASE("run: a BERT-base encoder layer matches the reference", "[run]") {
-  const Outcome o = run_and_compare("tpu-v4i", slurp(TPUSIM_SOURCE_DIR "/workloads/bert-base-layer-s128.yaml"));
+  const Outcome o =
+      run_and_compare("tpu-v4i", slurp(TPUSIM_SOURCE_DIR "/workloads/bert-base-layer-s128.yaml"));
   REQUIRE(o.exit_code == 0);
   CHECK(o.nonzero > 0);
   CHECK(o.compared == 128 * 768);
   CHECK(o.worst < 1.0 / 32);
 }
 
-TEST_CASE("run: with memory.model hbm the int8 matmul equals the reference exactly, as with simple", "[run]") {
+TEST_CASE("run: with memory.model hbm the int8 matmul equals the reference exactly, as with simple",
+          "[run]") {
   const std::string graph = slurp(TPUSIM_SOURCE_DIR "/workloads/teach/matmul-4x4.yaml");
   const Outcome hbm = run_and_compare("teach-4x4", graph, "--set memory.model=hbm");
   REQUIRE(hbm.exit_code == 0);
@@ -288,9 +333,9 @@ namespace {
 
 nlohmann::json timing_report(const std::string& chip, const std::string& workload) {
   TempDir dir;
-  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE "' run -q -c " + chip +
-                              " -w " + workload + " -o '" + dir.path("out") + "' > /dev/null 2> '" +
-                              dir.path("err") + "'";
+  const std::string command =
+      "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE "' run -q -c " + chip + " -w " +
+      workload + " -o '" + dir.path("out") + "' > /dev/null 2> '" + dir.path("err") + "'";
   const int status = std::system(command.c_str());
   INFO(slurp(dir.path("err")));
   REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
@@ -302,11 +347,13 @@ nlohmann::json timing_report(const std::string& chip, const std::string& workloa
 // MACs are counted where the MXU does them. Depthwise convolutions run on the vector unit as
 // multiplies and adds, which the report does not count as MACs yet (no fused multiply-add op):
 // they are left out of both sides here.
-TEST_CASE("run: every operator's MACs equal its analytic count, and they sum to the graph's", "[run]") {
+TEST_CASE("run: every operator's MACs equal its analytic count, and they sum to the graph's",
+          "[run]") {
   // Depthwise convolutions run on the vector unit (vpu.mac) and count there.
   for (const char* name : {"resnet50", "mobilenetv2", "bert-base-layer-s128"}) {
     INFO(name);
-    const wl::Graph graph = wl::load_workload(std::string(TPUSIM_SOURCE_DIR "/workloads/") + name + ".yaml");
+    const wl::Graph graph =
+        wl::load_workload(std::string(TPUSIM_SOURCE_DIR "/workloads/") + name + ".yaml");
     const nlohmann::json report = timing_report("tpu-v4i", name);
     std::map<std::string, std::int64_t> want;
     for (const wl::Op& op : graph.ops) want[op.name] = wl::op_macs(graph, op);
