@@ -138,9 +138,6 @@ void DramController::advance(std::uint64_t until) {
         if (e == kNoCycle) e = channel_.earliest(cmd, any, 0);
         first_hit_entry = std::min(first_hit_entry, q.entry);
         consider(bank, pos, q, cmd, std::max(e, q.entry));
-        // No later hit can beat one at the least cycle any hit here can have; the scan goes on
-        // only to learn about non-hits (and the earliest hit entry they must respect).
-        if (q.entry <= std::min(e_read, e_write) && !has_non_hit) break;
       }
       if (!has_non_hit) continue;
       const DramCommand row_cmd = open < 0 ? DramCommand::kActivate : DramCommand::kPrecharge;
