@@ -110,8 +110,21 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
       piece_of_channel_[ch] = static_cast<std::uint32_t>(t.pieces.size());
       t.pieces.push_back(Piece{ch, 0, 0, 0});
     }
-    t.pieces[piece_of_channel_[ch]].bytes += std::min(end, at + burst) - std::max(addr, at);
+    Piece& p = t.pieces[piece_of_channel_[ch]];
+    p.bytes += std::min(end, at + burst) - std::max(addr, at);
+    ++p.bursts;
   }
+  // Each piece's bursts in address order: a counting sort by piece.
+  piece_fill_.clear();
+  std::uint32_t start = 0;
+  for (const Piece& p : t.pieces) {
+    piece_fill_.push_back(start);
+    start += p.bursts;
+  }
+  by_piece_.resize(mapped_.size());
+  for (std::uint32_t i = 0; i < mapped_.size(); ++i)
+    by_piece_[piece_fill_[piece_of_channel_[mapped_[i].channel]]++] = i;
+  std::uint32_t k = 0;
   for (Piece& p : t.pieces) {
     piece_of_channel_[p.channel] = kNoPiece;
     const std::uint32_t there = noc_.memory_node(p.channel);
@@ -122,10 +135,9 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
     const auto cycle = static_cast<std::uint64_t>(std::ceil(at_memory * dram_ck_hz_ - 1e-6));
     t.last_arrival_cycle = std::max(t.last_arrival_cycle, cycle);
     DramController& controller = dram_[p.channel];
-    for (const DramAddress& a : mapped_) {
-      if (a.channel != p.channel) continue;
-      const DramController::BurstId id = controller.enqueue(a, t.write, cycle);
-      if (p.bursts++ == 0) p.first = id;
+    for (std::uint32_t b = 0; b < p.bursts; ++b, ++k) {
+      const DramController::BurstId id = controller.enqueue(mapped_[by_piece_[k]], t.write, cycle);
+      if (b == 0) p.first = id;
     }
   }
 }
