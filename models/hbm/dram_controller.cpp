@@ -1,6 +1,7 @@
 #include "models/hbm/dram_controller.h"
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
 
 namespace tpusim::models {
@@ -20,6 +21,8 @@ DramController::DramController(const DramSpec& spec)
       column_interval_(std::max(channel_.timing().CCD_S, channel_.timing().BURST)),
       ring_(64),
       ring_mask_(63),
+      transfers_(64),
+      transfer_mask_(63),
       pool_(spec.queue_depth),
       banks_(std::size_t{spec.bank_groups} * spec.banks_per_group),
       left_at_(spec.queue_depth, 0) {
@@ -28,20 +31,34 @@ DramController::DramController(const DramSpec& spec)
     banks_[b].group = static_cast<std::uint8_t>(b / spec.banks_per_group);
 }
 
+namespace {
+// Doubles a ring of `base`..`end` (full), each element moving to its place under the wider mask.
+template <class T>
+void widen(std::vector<T>& ring, std::size_t& mask, std::uint64_t base, std::uint64_t end) {
+  std::vector<T> wider(ring.size() * 2);
+  for (std::uint64_t i = base; i < end; ++i) wider[i & (wider.size() - 1)] = ring[i & mask];
+  ring.swap(wider);
+  mask = ring.size() - 1;
+}
+}  // namespace
+
+DramController::TransferId DramController::open_transfer() {
+  if (transfer_end_ - transfer_base_ == transfers_.size())
+    widen(transfers_, transfer_mask_, transfer_base_, transfer_end_);
+  transfers_[transfer_end_ & transfer_mask_] = Transfer{};
+  return transfer_end_++;
+}
+
 DramController::BurstId DramController::enqueue(const DramAddress& address, bool write,
-                                                std::uint64_t arrival) {
-  if (end_ - base_ == ring_.size()) {
-    // Full: double the ring, each burst moving to its place under the wider mask.
-    std::vector<Slot> wider(ring_.size() * 2);
-    for (BurstId id = base_; id < end_; ++id) wider[id & (wider.size() - 1)] = slot(id);
-    ring_.swap(wider);
-    ring_mask_ = ring_.size() - 1;
-  }
+                                                std::uint64_t arrival, TransferId transfer) {
+  if (end_ - base_ == ring_.size()) widen(ring_, ring_mask_, base_, end_);
   Slot& s = slot(end_);
-  s.request.address = address;
-  s.request.write = write;
-  s.request.arrival = arrival;
-  s.started = s.done = s.released = false;
+  s.address = address;
+  s.write = write;
+  s.started = s.done = false;
+  s.arrival = arrival;
+  s.transfer = transfer;
+  ++transfers_[transfer & transfer_mask_].bursts;
   changed_ = true;
   return end_++;
 }
@@ -104,11 +121,11 @@ std::uint32_t DramController::admit() {
   while (!free_places_.empty() && next_admit_ < end_) {
     Slot& s = slot(next_admit_);
     // left_at_[enter_slot_] holds when the burst queue_depth places ahead left the queue.
-    std::uint64_t entry = s.request.arrival;
+    std::uint64_t entry = s.arrival;
     if (entered_ >= queue_depth_) entry = std::max(entry, left_at_[enter_slot_]);
     if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
     ++entered_;
-    const DramAddress& a = s.request.address;
+    const DramAddress& a = s.address;
     const std::uint32_t p = free_places_.back();
     free_places_.pop_back();
     s.queued = p;
@@ -119,7 +136,7 @@ std::uint32_t DramController::admit() {
     q.row = a.row;
     q.bank = static_cast<std::uint16_t>(channel_.bank_index(a));
     q.group = static_cast<std::uint8_t>(a.bank_group);
-    q.write = s.request.write;
+    q.write = s.write;
     q.prev = tail_;
     q.next = kNil;
     (tail_ == kNil ? head_ : pool_[tail_].next) = p;
@@ -169,7 +186,7 @@ void DramController::select_fcfs(Choice& best) const {
   if (head_ == kNil) return;
   const Queued& q = pool_[head_];
   best.cmd = next_command(q);
-  best.at = channel_.earliest(best.cmd, slot(q.id).request.address, q.entry);
+  best.at = channel_.earliest(best.cmd, slot(q.id).address, q.entry);
   best.id = q.id;
   best.column = is_column(best.cmd);
   best.bank = q.bank;
@@ -294,17 +311,16 @@ void DramController::advance(std::uint64_t until) {
       continue;
     }
     Slot& s = slot(best.id);
-    DramRequest& req = s.request;
     if (!s.started) {
       s.started = true;
-      req.outcome = best.column                          ? RowOutcome::kHit
-                    : best.cmd == DramCommand::kActivate ? RowOutcome::kMiss
-                                                         : RowOutcome::kConflict;
-      ++(req.outcome == RowOutcome::kHit    ? stats_.row_hits
-         : req.outcome == RowOutcome::kMiss ? stats_.row_misses
-                                            : stats_.row_conflicts);
+      s.outcome = best.column                          ? RowOutcome::kHit
+                  : best.cmd == DramCommand::kActivate ? RowOutcome::kMiss
+                                                       : RowOutcome::kConflict;
+      ++(s.outcome == RowOutcome::kHit    ? stats_.row_hits
+         : s.outcome == RowOutcome::kMiss ? stats_.row_misses
+                                          : stats_.row_conflicts);
     }
-    const std::uint64_t end = channel_.issue(best.cmd, req.address, best.at);
+    const std::uint64_t end = channel_.issue(best.cmd, s.address, best.at);
     banks_[best.bank].row_known = false;     // its earliest PRE may have moved
     if (best.cmd == DramCommand::kActivate)  // so did every bank's earliest ACT
       for (const std::uint32_t b : row_banks_) banks_[b].row_known = false;
@@ -314,11 +330,17 @@ void DramController::advance(std::uint64_t until) {
     }
 
     s.done = true;
-    req.done = end;
-    ++(req.write ? stats_.writes : stats_.reads);
-    (req.write ? stats_.write_bytes : stats_.read_bytes) += burst_bytes_;
-    stats_.latency_cycles += end - req.arrival;
-    stats_.latency.add(end - req.arrival);
+    Transfer& t = transfers_[s.transfer & transfer_mask_];
+    ++t.done;
+    t.first_done = std::min(t.first_done, end);
+    t.last_done = std::max(t.last_done, end);
+    ++(s.outcome == RowOutcome::kHit    ? t.hits
+       : s.outcome == RowOutcome::kMiss ? t.misses
+                                        : t.conflicts);
+    ++(s.write ? stats_.writes : stats_.reads);
+    (s.write ? stats_.write_bytes : stats_.read_bytes) += burst_bytes_;
+    stats_.latency_cycles += end - s.arrival;
+    stats_.latency.add(end - s.arrival);
     stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
     left_at_[leave_slot_] = best.at;
     if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
@@ -326,16 +348,17 @@ void DramController::advance(std::uint64_t until) {
     // Close-page precharges at once unless a queued burst still hits the row (DRAMsim3's
     // close-page rule), so a burst train within one row is not split by needless ACTs.
     if (close_page_ && !others_hit(best.bank, best.at)) {
-      channel_.issue(DramCommand::kPrecharge, req.address,
-                     channel_.earliest(DramCommand::kPrecharge, req.address, best.at));
+      channel_.issue(DramCommand::kPrecharge, s.address,
+                     channel_.earliest(DramCommand::kPrecharge, s.address, best.at));
       rebuild(best.bank);
     }
+    while (base_ < next_admit_ && slot(base_).done) ++base_;
   }
 }
 
 std::uint64_t DramController::not_before(BurstId id) const {
+  assert(!done(id));
   const Slot& s = slot(id);
-  if (s.done) return s.request.done;
   if (id >= next_admit_) {
     // Still outside the queue: every burst ahead of it in line must first leave the queue, one
     // column command each, at least column_interval_ apart.
@@ -343,24 +366,30 @@ std::uint64_t DramController::not_before(BurstId id) const {
     return next_decision_ + (id - next_admit_ + 1) * column_interval_;
   }
   const Queued& q = pool_[s.queued];
-  return std::max(next_decision_, channel_.earliest(next_command(q), s.request.address, q.entry));
+  return std::max(next_decision_, channel_.earliest(next_command(q), s.address, q.entry));
 }
 
 std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
   std::vector<BurstId> ids;
-  ids.reserve(batch.size());
-  for (const DramRequest& r : batch) ids.push_back(enqueue(r.address, r.write, r.arrival));
+  std::vector<TransferId> transfers;
+  for (const DramRequest& r : batch) {
+    transfers.push_back(open_transfer());
+    ids.push_back(enqueue(r.address, r.write, r.arrival, transfers.back()));
+  }
   std::uint64_t last = 0;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     while (!done(ids[i])) {
       const std::uint64_t cycle = not_before(ids[i]);
       advance(cycle == kNoCycle ? cycle : cycle + 1);
     }
-    batch[i].done = burst(ids[i]).done;
-    batch[i].outcome = burst(ids[i]).outcome;
+    const Transfer& t = transfer(transfers[i]);
+    batch[i].done = t.last_done;
+    batch[i].outcome = t.hits     ? RowOutcome::kHit
+                       : t.misses ? RowOutcome::kMiss
+                                  : RowOutcome::kConflict;
     last = std::max(last, batch[i].done);
   }
-  for (BurstId id : ids) release(id);
+  for (TransferId t : transfers) release(t);
   return last;
 }
 

@@ -21,7 +21,7 @@ struct DramRequest {
   DramAddress address;
   bool write = false;
   std::uint64_t arrival = 0;  // DRAM cycle it reaches the controller
-  // Set when its column command issues (read through burst(), or filled in by schedule()):
+  // Filled in by schedule():
   std::uint64_t done = 0;  // cycle its data has crossed the bus
   RowOutcome outcome = RowOutcome::kHit;
 };
@@ -60,24 +60,38 @@ struct DramControllerStats {
 class DramController {
  public:
   using BurstId = std::uint64_t;
+  using TransferId = std::uint64_t;
+  // A transfer is a group of bursts whose completion the caller reads once (the bursts of one
+  // memory transaction in this channel), counted as each burst's column command issues.
+  struct Transfer {
+    std::uint32_t bursts = 0, done = 0;
+    std::uint64_t first_done = ~std::uint64_t{0};  // earliest cycle a burst's data crossed the bus
+    std::uint64_t last_done = 0;                   // latest
+    std::uint32_t hits = 0, misses = 0, conflicts = 0;  // by the first command each burst needed
+    bool released = false;
+  };
 
   explicit DramController(const DramSpec& spec);
 
-  // Adds a burst that reaches the controller at cycle `arrival`; bursts must be added in the
-  // order their arrivals become known, never with an arrival before a cycle already decided.
-  BurstId enqueue(const DramAddress& address, bool write, std::uint64_t arrival);
+  // Starts an empty transfer.
+  TransferId open_transfer();
+  // Adds a burst of `transfer` that reaches the controller at cycle `arrival`; bursts must be
+  // added in the order their arrivals become known, never with an arrival before a cycle
+  // already decided.
+  BurstId enqueue(const DramAddress& address, bool write, std::uint64_t arrival,
+                  TransferId transfer);
   // Issues, in time order, every command that can issue at a cycle before `until`. A decision
   // at cycle t depends only on bursts that arrived by t, so advancing late changes nothing.
   void advance(std::uint64_t until);
-  bool done(BurstId id) const { return slot(id).done; }
-  const DramRequest& burst(BurstId id) const { return slot(id).request; }
+  bool done(BurstId id) const { return id < base_ || slot(id).done; }
+  const Transfer& transfer(TransferId t) const { return transfers_[t & transfer_mask_]; }
   // A cycle before which burst `id` cannot have its column command decided (valid after
   // advance(), while the burst is not done): advance to just past it, then ask again.
   std::uint64_t not_before(BurstId id) const;
-  // The caller has read the burst's result; its storage may be reused.
-  void release(BurstId id) {
-    slot(id).released = true;
-    while (base_ < end_ && slot(base_).released) ++base_;
+  // The caller has read the transfer's result; its storage may be reused.
+  void release(TransferId t) {
+    transfers_[t & transfer_mask_].released = true;
+    while (transfer_base_ < transfer_end_ && transfer(transfer_base_).released) ++transfer_base_;
   }
 
   // Enqueues `batch` (oldest first) and advances until all of it is done, filling in `done`
@@ -90,10 +104,14 @@ class DramController {
 
  private:
   static constexpr std::uint32_t kNil = ~0u;
+  // A burst until its column command issues (kept until the oldest not done passes it).
   struct Slot {
-    DramRequest request;
+    DramAddress address;
+    bool write = false, started = false, done = false;
+    RowOutcome outcome = RowOutcome::kHit;
     std::uint32_t queued = kNil;  // its place in pool_ while queued
-    bool started = false, done = false, released = false;
+    std::uint64_t arrival = 0;
+    TransferId transfer = 0;
   };
   // A queued burst: what selection reads of it, linked oldest first into the queue and into its
   // bank's list (a place in pool_, so a burst leaves without moving the others).
@@ -169,11 +187,15 @@ class DramController {
   const bool close_page_;
   const std::uint64_t burst_bytes_;
   const std::uint64_t column_interval_;  // the closest two column commands can be
-  // Bursts by id, from the oldest not yet released (base_) to the next to come (end_), in a
-  // ring whose size is a power of two.
+  // Bursts by id, from the oldest not yet done (base_) to the next to come (end_), and
+  // transfers likewise from the oldest not released, each in a ring whose size is a power of
+  // two (doubled when full).
   std::vector<Slot> ring_;
   std::size_t ring_mask_;
   BurstId base_ = 0, end_ = 0;
+  std::vector<Transfer> transfers_;
+  std::size_t transfer_mask_;
+  TransferId transfer_base_ = 0, transfer_end_ = 0;
   BurstId next_admit_ = 0;    // oldest burst not yet in the queue
   std::vector<Queued> pool_;  // queue_depth places
   std::vector<std::uint32_t> free_places_;

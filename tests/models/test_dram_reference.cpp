@@ -158,6 +158,7 @@ TEST_CASE("dram controller: decides exactly what the rules say, on random traffi
       DramController ctl(s);
       std::vector<DramRequest> bursts;
       std::vector<DramController::BurstId> ids;
+      std::vector<DramController::TransferId> transfers;  // one per burst
       std::uint64_t decided = 0;
       for (int round = 0; round < 600; ++round) {
         const std::uint64_t n = 1 + rng.next(12);
@@ -172,7 +173,8 @@ TEST_CASE("dram controller: decides exactly what the rules say, on random traffi
           r.write = rng.next(4) == 0 ? !write : write;
           r.arrival = decided + (rng.next(2) == 0 ? 0 : rng.next(40));  // often ties
           bursts.push_back(r);
-          ids.push_back(ctl.enqueue(r.address, r.write, r.arrival));
+          transfers.push_back(ctl.open_transfer());
+          ids.push_back(ctl.enqueue(r.address, r.write, r.arrival, transfers.back()));
         }
         if (rng.next(3) != 0) {
           decided += rng.next(4) == 0 ? 1 : rng.next(120);
@@ -185,7 +187,10 @@ TEST_CASE("dram controller: decides exactly what the rules say, on random traffi
       std::size_t mismatches = 0;
       for (std::size_t i = 0; i < ids.size(); ++i) {
         REQUIRE(ctl.done(ids[i]));
-        const Outcome got{ctl.burst(ids[i]).done, ctl.burst(ids[i]).outcome};
+        const DramController::Transfer& t = ctl.transfer(transfers[i]);
+        const Outcome got{t.last_done, t.hits     ? RowOutcome::kHit
+                                       : t.misses ? RowOutcome::kMiss
+                                                  : RowOutcome::kConflict};
         if (!(got == expect[i])) ++mismatches;
       }
       INFO("depth " << c.depth << ", seed " << seed << ", " << ids.size() << " bursts");
