@@ -81,6 +81,7 @@ void DramController::count_in(std::uint32_t b, const Queued& q) {
   BankQueue& bq = banks_[b];
   bq.row_known = false;
   if (static_cast<std::int64_t>(q.row) == channel_.open_row(b)) {
+    ++queued_hits_;
     if (bq.hits++ == 0 || q.entry < bq.first_hit_entry) bq.first_hit_entry = q.entry;
   } else if (bq.others++ == 0) {
     // Bursts are counted in id order, so the first is the oldest.
@@ -91,6 +92,7 @@ void DramController::count_in(std::uint32_t b, const Queued& q) {
 
 void DramController::rebuild(std::uint32_t b) {
   BankQueue& bq = banks_[b];
+  queued_hits_ -= bq.hits;
   bq.hits = bq.others = 0;
   bq.first_hit_stale = false;
   bq.row_known = false;
@@ -157,6 +159,7 @@ void DramController::leave(std::uint32_t p) {
   const Queued& q = pool_[p];
   BankQueue& bq = banks_[q.bank];
   --bq.hits;  // only a row hit leaves
+  --queued_hits_;
   if (q.entry == bq.first_hit_entry) bq.first_hit_stale = true;
   bq.row_known = false;
   --(q.write ? queued_writes_ : queued_reads_);
@@ -201,14 +204,16 @@ void DramController::select_fcfs(Choice& best) const {
 void DramController::select_frfcfs(Choice& best) {
   best.at = kNoCycle;
   best.column = false;
-  if (queued_reads_ + queued_writes_ > 0) {
+  if (queued_hits_ > 0) {
     const std::uint64_t floor_read = channel_.channel_floor(DramCommand::kRead);
     const std::uint64_t floor_write = channel_.channel_floor(DramCommand::kWrite);
     const std::uint64_t least =
         std::min(queued_reads_ ? floor_read : kNoCycle, queued_writes_ ? floor_write : kNoCycle);
-    for (std::uint32_t p = head_; p != kNil; p = pool_[p].next) {
+    std::uint32_t hits_left = queued_hits_;  // the scan ends at the youngest hit
+    for (std::uint32_t p = head_; hits_left > 0; p = pool_[p].next) {
       const Queued& q = pool_[p];
       if (static_cast<std::int64_t>(q.row) != channel_.open_row(q.bank)) continue;
+      --hits_left;
       const DramCommand cmd = column_command(q.write);
       const std::uint64_t at =
           std::max({q.entry, q.write ? floor_write : floor_read, channel_.bank_floor(cmd, q.bank),

@@ -200,7 +200,7 @@ class DramController {
   std::vector<Queued> pool_;  // queue_depth places
   std::vector<std::uint32_t> free_places_;
   std::uint32_t head_ = kNil, tail_ = kNil;  // the queue, oldest first (ids grow with age)
-  std::uint32_t queued_reads_ = 0, queued_writes_ = 0;
+  std::uint32_t queued_reads_ = 0, queued_writes_ = 0, queued_hits_ = 0;
   std::vector<BankQueue> banks_;
   std::vector<std::uint32_t> row_banks_;  // banks with a burst that needs a row command
   std::uint64_t next_decision_ = 0;       // cycle of the command advance() stopped before
