@@ -34,18 +34,12 @@ AddressMap::AddressMap(const DramSpec& spec) : burst_bytes_(spec.burst_bytes().v
   if (pow2_) burst_shift_ = log2(burst_bytes_);
 }
 
-DramAddress AddressMap::map(std::uint64_t byte_address) const {
+DramAddress AddressMap::map_any(std::uint64_t byte_address) const {
   std::array<std::uint64_t, 5> digit{};
-  if (pow2_) {
-    const std::uint64_t index = byte_address >> burst_shift_;
-    // Masking the most significant field wraps beyond capacity exactly as the modulo below.
-    for (std::size_t f = 0; f < 5; ++f) digit[f] = (index >> shift_[f]) & (size_[f] - 1);
-  } else {
-    std::uint64_t index = byte_address / burst_bytes_;
-    for (Field f : order_) {
-      digit[f] = index % size_[f];
-      index /= size_[f];
-    }
+  std::uint64_t index = byte_address / burst_bytes_;
+  for (Field f : order_) {
+    digit[f] = index % size_[f];
+    index /= size_[f];
   }
   DramAddress a;
   a.row = static_cast<std::uint32_t>(digit[kRow]);

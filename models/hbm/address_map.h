@@ -15,11 +15,26 @@ namespace tpusim::models {
 class AddressMap {
  public:
   explicit AddressMap(const DramSpec& spec);
-  DramAddress map(std::uint64_t byte_address) const;
+  DramAddress map(std::uint64_t byte_address) const {
+    if (!pow2_) return map_any(byte_address);
+    const std::uint64_t index = byte_address >> burst_shift_;
+    // Masking the most significant field wraps beyond capacity exactly as map_any's modulo.
+    const auto field = [&](Field f) {
+      return static_cast<std::uint32_t>((index >> shift_[f]) & (size_[f] - 1));
+    };
+    DramAddress a;
+    a.channel = field(kChannel);
+    a.bank_group = field(kGroup);
+    a.bank = field(kBank);
+    a.row = field(kRow);
+    a.column = field(kColumn);
+    return a;
+  }
   std::uint64_t burst_bytes() const { return burst_bytes_; }
 
  private:
   enum Field { kRow, kBank, kGroup, kChannel, kColumn };
+  DramAddress map_any(std::uint64_t byte_address) const;
   std::array<Field, 5> order_{};         // least significant first
   std::array<std::uint64_t, 5> size_{};  // by Field
   std::uint64_t burst_bytes_;

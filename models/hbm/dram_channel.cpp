@@ -35,95 +35,63 @@ DramChannel::DramChannel(const DramSpec& spec)
     : t_(resolve_timing(spec)),
       banks_per_group_(spec.banks_per_group),
       banks_(std::size_t{spec.bank_groups} * spec.banks_per_group),
-      last_act_in_group_(spec.bank_groups, kNever),
-      last_col_in_group_(spec.bank_groups, kNever),
-      last_write_end_in_group_(spec.bank_groups, kNever),
+      ccd_l_end_(spec.bank_groups, 0),
+      wtr_l_end_(spec.bank_groups, 0),
+      group_floors_(spec.bank_groups, Floors{}),
       next_refresh_(t_.REFI) {}
-
-namespace {
-// max(at, since + gap) with `since` possibly "never" (negative).
-std::uint64_t after(std::uint64_t at, std::int64_t since, std::uint64_t gap) {
-  const std::int64_t t = since + static_cast<std::int64_t>(gap);
-  return t > static_cast<std::int64_t>(at) ? static_cast<std::uint64_t>(t) : at;
-}
-}  // namespace
-
-std::uint64_t DramChannel::earliest(DramCommand cmd, const DramAddress& a, std::uint64_t at) const {
-  const Bank& b = bank(a);
-  std::uint64_t t = at;
-  switch (cmd) {
-    case DramCommand::kActivate:
-      t = std::max(t, b.next_act);
-      t = after(t, last_act_in_group_[a.bank_group], t_.RRD_L);
-      t = after(t, last_act_, t_.RRD_S);
-      t = after(t, recent_acts_[0], t_.FAW);  // the fourth most recent ACT
-      return t;
-    case DramCommand::kPrecharge:
-      return std::max(t, b.next_pre);
-    case DramCommand::kRead:
-      t = std::max(t, b.next_col);
-      t = after(t, last_col_in_group_[a.bank_group], t_.CCD_L);
-      t = after(t, last_col_, t_.CCD_S);
-      t = after(t, last_write_end_in_group_[a.bank_group], t_.WTR_L);
-      t = after(t, last_write_end_, t_.WTR_S);
-      if (bus_free_ > t + t_.CL) t = bus_free_ - t_.CL;  // data must not overlap the last burst
-      return t;
-    case DramCommand::kWrite:
-      t = std::max(t, b.next_col);
-      t = after(t, last_col_in_group_[a.bank_group], t_.CCD_L);
-      t = after(t, last_col_, t_.CCD_S);
-      t = after(t, last_read_, t_.RTW);
-      if (bus_free_ > t + t_.WL) t = bus_free_ - t_.WL;
-      return t;
-  }
-  return t;
-}
 
 std::uint64_t DramChannel::issue(DramCommand cmd, const DramAddress& a, std::uint64_t at) {
   assert(ready(cmd, a, at));
   Bank& b = bank(a);
-  const auto now = static_cast<std::int64_t>(at);
+  const std::uint32_t g = a.bank_group;
+  constexpr auto kAct = static_cast<std::size_t>(DramCommand::kActivate);
+  constexpr auto kRd = static_cast<std::size_t>(DramCommand::kRead);
+  constexpr auto kWr = static_cast<std::size_t>(DramCommand::kWrite);
   frontier_ = std::max(frontier_, at);
   switch (cmd) {
-    case DramCommand::kActivate:
+    case DramCommand::kActivate: {
       assert(b.open_row < 0);
       b.open_row = a.row;
       b.next_col = at + t_.RCD;
       b.next_pre = std::max(b.next_pre, at + t_.RAS);
       b.next_act = std::max(b.next_act, at + t_.RC);
-      last_act_in_group_[a.bank_group] = now;
-      last_act_ = now;
-      std::rotate(recent_acts_.begin(), recent_acts_.begin() + 1, recent_acts_.end());
-      recent_acts_.back() = now;
+      group_floors_[g][kAct] = at + t_.RRD_L;
+      rrd_s_end_ = at + t_.RRD_S;
+      // A fifth ACT waits tFAW after the fourth most recent (stored + 1 so 0 means none).
+      recent_acts_ = {recent_acts_[1], recent_acts_[2], recent_acts_[3], at + 1};
+      const std::uint64_t faw_end = recent_acts_[0] ? recent_acts_[0] - 1 + t_.FAW : 0;
+      channel_floors_[kAct] = std::max(rrd_s_end_, faw_end);
       ++stats_.activates;
       return at;
+    }
     case DramCommand::kPrecharge:
       b.open_row = -1;
       b.next_act = std::max(b.next_act, at + t_.RP);
       ++stats_.precharges;
       return at;
-    case DramCommand::kRead: {
-      assert(b.open_row == a.row);
-      const std::uint64_t end = at + t_.CL + t_.BURST;
-      bus_free_ = end;
-      b.next_pre = std::max(b.next_pre, at + t_.RTP);
-      last_col_in_group_[a.bank_group] = now;
-      last_col_ = now;
-      last_read_ = now;
-      ++stats_.reads;
-      stats_.data_bus_cycles += t_.BURST;
-      return end;
-    }
+    case DramCommand::kRead:
     case DramCommand::kWrite: {
+      const bool write = cmd == DramCommand::kWrite;
       assert(b.open_row == a.row);
-      const std::uint64_t end = at + t_.WL + t_.BURST;
+      const std::uint64_t end = at + (write ? t_.WL : t_.CL) + t_.BURST;
       bus_free_ = end;
-      b.next_pre = std::max(b.next_pre, end + t_.WR);
-      last_col_in_group_[a.bank_group] = now;
-      last_col_ = now;
-      last_write_end_in_group_[a.bank_group] = static_cast<std::int64_t>(end);
-      last_write_end_ = static_cast<std::int64_t>(end);
-      ++stats_.writes;
+      if (write) {
+        b.next_pre = std::max(b.next_pre, end + t_.WR);
+        wtr_l_end_[g] = end + t_.WTR_L;
+        wtr_s_end_ = end + t_.WTR_S;
+        ++stats_.writes;
+      } else {
+        b.next_pre = std::max(b.next_pre, at + t_.RTP);
+        rtw_end_ = at + t_.RTW;
+        ++stats_.reads;
+      }
+      ccd_l_end_[g] = at + t_.CCD_L;
+      ccd_s_end_ = at + t_.CCD_S;
+      group_floors_[g][kRd] = std::max(ccd_l_end_[g], wtr_l_end_[g]);
+      group_floors_[g][kWr] = ccd_l_end_[g];
+      // The data of a column command must not overlap the last burst on the bus.
+      channel_floors_[kRd] = std::max({ccd_s_end_, wtr_s_end_, bus_floor(t_.CL)});
+      channel_floors_[kWr] = std::max({ccd_s_end_, rtw_end_, bus_floor(t_.WL)});
       stats_.data_bus_cycles += t_.BURST;
       return end;
     }

@@ -12,6 +12,7 @@
 // plus the data bus: a burst occupies it burst_length / transfers_per_clock cycles, starting
 // tCL after a read command or tWL after a write command.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -53,7 +54,19 @@ class DramChannel {
 
   // Earliest cycle >= `at` at which `cmd` to `a`'s bank satisfies every constraint (row state
   // aside: a read to a closed bank is never legal, and is not asked).
-  std::uint64_t earliest(DramCommand cmd, const DramAddress& a, std::uint64_t at) const;
+  std::uint64_t earliest(DramCommand cmd, const DramAddress& a, std::uint64_t at) const {
+    return std::max(
+        {at, bank_floor(cmd, bank_index(a)), group_floor(cmd, a.bank_group), channel_floor(cmd)});
+  }
+  // earliest() by the scope of each constraint, for a scheduler that compares many candidates:
+  // the channel part is common to all banks, the group part to a bank group's banks.
+  std::uint64_t bank_floor(DramCommand cmd, std::uint32_t bank) const;
+  std::uint64_t group_floor(DramCommand cmd, std::uint32_t group) const {
+    return group_floors_[group][static_cast<std::size_t>(cmd)];
+  }
+  std::uint64_t channel_floor(DramCommand cmd) const {
+    return channel_floors_[static_cast<std::size_t>(cmd)];
+  }
   bool ready(DramCommand cmd, const DramAddress& a, std::uint64_t at) const {
     return earliest(cmd, a, at) == at;
   }
@@ -75,6 +88,11 @@ class DramChannel {
 
   bool row_open(const DramAddress& a) const { return bank(a).open_row >= 0; }
   std::int64_t open_row(const DramAddress& a) const { return bank(a).open_row; }
+  // Banks by index over the channel: bank_group x banks_per_group + bank.
+  std::uint32_t bank_index(const DramAddress& a) const {
+    return a.bank_group * banks_per_group_ + a.bank;
+  }
+  std::int64_t open_row(std::uint32_t bank) const { return banks_[bank].open_row; }
   const DramChannelStats& stats() const { return stats_; }
   const DramCycles& timing() const { return t_; }
 
@@ -85,25 +103,44 @@ class DramChannel {
     std::uint64_t next_col = 0;  // tRCD after ACT
     std::uint64_t next_pre = 0;  // tRAS after ACT, tRTP after RD, tWR after write data
   };
-  const Bank& bank(const DramAddress& a) const {
-    return banks_[a.bank_group * banks_per_group_ + a.bank];
+  const Bank& bank(const DramAddress& a) const { return banks_[bank_index(a)]; }
+  Bank& bank(const DramAddress& a) { return banks_[bank_index(a)]; }
+  std::uint64_t bus_floor(std::uint64_t latency) const {
+    return bus_free_ > latency ? bus_free_ - latency : 0;
   }
-  Bank& bank(const DramAddress& a) { return banks_[a.bank_group * banks_per_group_ + a.bank]; }
-
   DramCycles t_;
   std::uint32_t banks_per_group_;
   std::vector<Bank> banks_;
-  // Per bank group: last ACT, last column command, end of last write data. "Never" is a large
-  // negative offset so the first command of each kind is unconstrained.
-  std::vector<std::int64_t> last_act_in_group_, last_col_in_group_, last_write_end_in_group_;
-  std::int64_t last_act_ = kNever, last_col_ = kNever, last_write_end_ = kNever, last_read_ = kNever;
-  std::array<std::int64_t, 4> recent_acts_{kNever, kNever, kNever, kNever};  // for tFAW
+  // Each constraint kept as the cycle it ends (0: never constrained yet): per bank group,
+  // tCCD_L after its last column command and tWTR_L after its last write data; per channel,
+  // tRRD_S after the last ACT, tCCD_S after the last column command, tWTR_S after the last
+  // write data, tRTW after the last read, and when the data bus frees.
+  std::vector<std::uint64_t> ccd_l_end_, wtr_l_end_;
+  std::uint64_t rrd_s_end_ = 0, ccd_s_end_ = 0, wtr_s_end_ = 0, rtw_end_ = 0;
+  std::array<std::uint64_t, 4> recent_acts_{};  // the last four ACTs + 1, oldest first (tFAW)
   std::uint64_t bus_free_ = 0;
+  // The floors of group_floor() and channel_floor(), by DramCommand, updated as commands issue:
+  // a scheduler reads them for every candidate.
+  using Floors = std::array<std::uint64_t, 4>;
+  std::vector<Floors> group_floors_;
+  Floors channel_floors_{};
   std::uint64_t next_refresh_;
   std::uint64_t frontier_ = 0;
   DramChannelStats stats_;
-
-  static constexpr std::int64_t kNever = -(std::int64_t{1} << 40);
 };
+
+inline std::uint64_t DramChannel::bank_floor(DramCommand cmd, std::uint32_t bank) const {
+  const Bank& b = banks_[bank];
+  switch (cmd) {
+    case DramCommand::kActivate:
+      return b.next_act;
+    case DramCommand::kPrecharge:
+      return b.next_pre;
+    case DramCommand::kRead:
+    case DramCommand::kWrite:
+      return b.next_col;
+  }
+  return 0;
+}
 
 }  // namespace tpusim::models

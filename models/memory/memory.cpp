@@ -108,10 +108,23 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
     const std::uint32_t ch = mapped_.back().channel;
     if (piece_of_channel_[ch] == kNoPiece) {
       piece_of_channel_[ch] = static_cast<std::uint32_t>(t.pieces.size());
-      t.pieces.push_back(Piece{ch, 0, 0, 0});
+      t.pieces.push_back(Piece{ch, 0, 0, 0, 0});
     }
-    t.pieces[piece_of_channel_[ch]].bytes += std::min(end, at + burst) - std::max(addr, at);
+    Piece& p = t.pieces[piece_of_channel_[ch]];
+    p.bytes += std::min(end, at + burst) - std::max(addr, at);
+    ++p.bursts;
   }
+  // Each piece's bursts in address order: a counting sort by piece.
+  piece_fill_.clear();
+  std::uint32_t start = 0;
+  for (const Piece& p : t.pieces) {
+    piece_fill_.push_back(start);
+    start += p.bursts;
+  }
+  by_piece_.resize(mapped_.size());
+  for (std::uint32_t i = 0; i < mapped_.size(); ++i)
+    by_piece_[piece_fill_[piece_of_channel_[mapped_[i].channel]]++] = i;
+  std::uint32_t k = 0;
   for (Piece& p : t.pieces) {
     piece_of_channel_[p.channel] = kNoPiece;
     const std::uint32_t there = noc_.memory_node(p.channel);
@@ -122,10 +135,11 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
     const auto cycle = static_cast<std::uint64_t>(std::ceil(at_memory * dram_ck_hz_ - 1e-6));
     t.last_arrival_cycle = std::max(t.last_arrival_cycle, cycle);
     DramController& controller = dram_[p.channel];
-    for (const DramAddress& a : mapped_) {
-      if (a.channel != p.channel) continue;
-      const DramController::BurstId id = controller.enqueue(a, t.write, cycle);
-      if (p.bursts++ == 0) p.first = id;
+    p.transfer = controller.open_transfer();
+    for (std::uint32_t b = 0; b < p.bursts; ++b, ++k) {
+      const DramController::BurstId id =
+          controller.enqueue(mapped_[by_piece_[k]], t.write, cycle, p.transfer);
+      if (b == 0) p.first = id;
     }
   }
 }
@@ -138,8 +152,8 @@ bool Memory::dram_decide(Transaction& t) {
   for (const Piece& p : t.pieces) {
     DramController& controller = dram_[p.channel];
     controller.advance(until);
-    all = all && controller.done(p.first + p.bursts - 1) && controller.done(p.first);
-    for (std::uint32_t b = 1; all && b + 1 < p.bursts; ++b) all = controller.done(p.first + b);
+    const DramController::Transfer& r = controller.transfer(p.transfer);
+    all = all && r.done == r.bursts;
   }
   if (!all) return false;
   const double now = sc_core::sc_time_stamp().to_seconds();
@@ -148,16 +162,12 @@ bool Memory::dram_decide(Transaction& t) {
   double done = t.arrival_s;
   for (const Piece& p : t.pieces) {
     DramController& controller = dram_[p.channel];
-    std::uint64_t first = ~std::uint64_t{0}, last = 0;
-    for (std::uint32_t b = 0; b < p.bursts; ++b) {
-      const DramRequest& r = controller.burst(p.first + b);
-      first = std::min(first, r.done);
-      last = std::max(last, r.done);
-      ++(r.outcome == RowOutcome::kHit    ? s.row_hits
-         : r.outcome == RowOutcome::kMiss ? s.row_misses
-                                          : s.row_conflicts);
-      controller.release(p.first + b);
-    }
+    const DramController::Transfer& r = controller.transfer(p.transfer);
+    const std::uint64_t first = r.first_done, last = r.last_done;
+    s.row_hits += r.hits;
+    s.row_misses += r.misses;
+    s.row_conflicts += r.conflicts;
+    controller.release(p.transfer);
     const std::uint32_t there = noc_.memory_node(p.channel);
     const double tail = double(last) / dram_ck_hz_;
     if (t.write) {

@@ -103,10 +103,11 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   const NocTiming& noc() const { return noc_; }
 
  private:
-  // The bursts of one transaction in one pseudo-channel.
+  // The bursts of one transaction in one pseudo-channel: one transfer of its controller.
   struct Piece {
     std::uint32_t channel = 0;
-    DramController::BurstId first = 0;
+    DramController::TransferId transfer = 0;
+    DramController::BurstId first = 0;  // ids first, first + 1, ...
     std::uint32_t bursts = 0;
     std::uint64_t bytes = 0;
   };
@@ -145,6 +146,7 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   // dram_post scratch: the piece of each channel the transaction touched; its bursts, mapped.
   std::vector<std::uint32_t> piece_of_channel_;
   std::vector<DramAddress> mapped_;
+  std::vector<std::uint32_t> piece_fill_, by_piece_;
   PerOpStats<MemoryStats> stats_;
   BackingStore store_;
   std::uint32_t track_;

@@ -11,7 +11,6 @@
 // a link share its bandwidth and flows that do not share one do not interact.
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -39,13 +38,16 @@ class LinkTimeline {
   double reserve(double earliest, double duration);
   // Forgets intervals that end before `now` (no later reservation can start before it).
   void forget_before(double now);
-  std::size_t intervals() const { return busy_.size(); }
+  std::size_t intervals() const { return busy_.size() - first_; }
 
  private:
   struct Interval {
     double start, end;
   };
-  std::deque<Interval> busy_;
+  // busy_[first_..] are live; forgotten ones are dropped from the front in batches (a vector
+  // indexes several times faster than a deque on this path).
+  std::vector<Interval> busy_;
+  std::size_t first_ = 0;
 };
 
 class NocTiming {

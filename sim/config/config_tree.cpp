@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 namespace tpusim::config {
@@ -85,6 +87,61 @@ SourceLocation location_of(const YAML::Mark& mark, const std::string& file) {
   if (mark.is_null()) return SourceLocation{file, 0, 0};
   return SourceLocation{file, mark.line + 1, mark.column + 1};
 }
+
+// A pass over the event stream before YAML::Load builds nodes, to stop where YAML::LoadAll
+// would not: yaml-cpp 0.7 can start empty documents forever without reading on after a stray
+// ',' (jbeder/yaml-cpp#1040, fixed upstream in PR #1319). A config is one document, so the
+// second start ends the pass: reported as the stray character if the document starts on one
+// (',', ']' or '}' cannot begin a document), else at the second document's first node (or
+// where it starts, if it is empty).
+class OneDocument : public YAML::EventHandler {
+ public:
+  OneDocument(const std::string& text, const std::string& file) : text_(text), file_(file) {}
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ != 2) return;
+    second_start_ = mark;
+    const auto pos = static_cast<std::size_t>(mark.pos);
+    if (mark.pos >= 0 && pos < text_.size() && std::strchr(",]}", text_[pos]) && text_[pos])
+      throw ConfigError(location_of(mark, file_), "",
+                        std::string("invalid YAML: unexpected '") + text_[pos] + "'");
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnMapEnd() override {}
+  // After the whole stream: an empty second document.
+  void finish() const {
+    if (documents_ > 1) more_than_one(second_start_);
+  }
+
+ private:
+  void node(const YAML::Mark& mark) const {
+    if (documents_ > 1) more_than_one(mark);
+  }
+  [[noreturn]] void more_than_one(const YAML::Mark& mark) const {
+    throw ConfigError(location_of(mark, file_), "",
+                      "more than one YAML document ('---' starts another); a config is one "
+                      "document");
+  }
+
+  const std::string& text_;
+  const std::string& file_;
+  int documents_ = 0;
+  YAML::Mark second_start_;
+};
 
 // Aliases are expanded on conversion, so a few lines of anchors can stand for billions of nodes;
 // no real config comes near these budgets (a chip preset has a few hundred values).
@@ -247,16 +304,18 @@ bool valid_key_segment(const std::string& s) {
 ConfigNode parse_yaml(const std::string& text, const std::string& file) {
   if (text.find('\0') != std::string::npos)
     throw ConfigError(SourceLocation{file, 1, 1}, "", "not a YAML text file (contains NUL bytes)");
-  std::vector<YAML::Node> docs;
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    OneDocument one(text, file);
+    while (parser.HandleNextDocument(one)) {
+    }
+    one.finish();
+    doc = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw ConfigError(location_of(e.mark, file), "", "invalid YAML: " + e.msg);
   }
-  if (docs.size() > 1)
-    throw ConfigError(location_of(docs[1].Mark(), file), "",
-                      "more than one YAML document ('---' starts another); a config is one document");
-  const YAML::Node doc = docs.empty() ? YAML::Node() : docs[0];
   std::size_t budget = kMaxNodes;
   return convert(doc, file, budget);
 }

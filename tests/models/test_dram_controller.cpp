@@ -88,6 +88,26 @@ TEST_CASE("dram controller: FR-FCFS serves a row hit queued behind a conflict fi
   }
 }
 
+TEST_CASE("dram controller: FR-FCFS lets a younger write hit go before an older read hit",
+          "[dram][controller]") {
+  // A write to bank group 1 ends its data at RCD + WL + BURST; a read must then wait tWTR_S
+  // after that, a write need not. The read to group 0 is older than the write to the same row,
+  // but the write can issue first, so it does (the earliest command first); the read follows.
+  DramController c(spec());
+  std::vector<DramRequest> batch{read(1, 0, 0, 0), read(0, 0, 0, 0), read(0, 0, 0, 0)};
+  batch[0].write = batch[2].write = true;
+  c.schedule(batch);
+  const std::uint64_t act_other = 0, act_same = RRD_S;  // the oldest burst's bank first
+  const std::uint64_t other_end = act_other + RCD + WL + BURST;
+  CHECK(batch[0].done == other_end);
+  const std::uint64_t write_at = act_same + RCD;
+  static_assert(RRD_S + RCD < RCD + WL + BURST + WTR_S, "the read is held longer than the write");
+  static_assert(RRD_S >= CCD_S && RRD_S >= BURST, "the other write holds the write back no more");
+  CHECK(batch[2].done == write_at + WL + BURST);
+  const std::uint64_t read_at = std::max(write_at + CCD_L, write_at + WL + BURST + WTR_L);
+  CHECK(batch[1].done == read_at + CL + BURST);
+}
+
 TEST_CASE("dram controller: close-page makes a row-hit stream pay tRC per access",
           "[dram][controller][page]") {
   const std::uint64_t n = 16;  // n * RC stays below tREFI: no refresh

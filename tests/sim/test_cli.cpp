@@ -87,6 +87,20 @@ TEST_CASE("cli: files that are not configs exit 2 with one line", "[cli]") {
   }
 }
 
+TEST_CASE("cli: a chip file or --set value that is a lone ',' exits 2 at once", "[cli]") {
+  // yaml-cpp 0.7 reads empty documents forever after a stray ',' (jbeder/yaml-cpp#1040);
+  // run_tpusim fails the test if timeout(1) has to stop the run.
+  TempDir dir;
+  const std::string comma = dir.write("comma.yaml", ",\n");
+  Result r = run_tpusim("config '" + comma + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "error: " + comma + ":1:1: invalid YAML: unexpected ','\n");
+  r = run_tpusim("config tpu-v4i --set core.mxu.rows=,");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "error: --set core.mxu.rows=,:1:1: invalid YAML: unexpected ','\n");
+  CHECK(r.out.empty());
+}
+
 TEST_CASE("cli: validate reports every failing file and still exits 2", "[cli]") {
   TempDir dir;
   const std::string good = write_chip(dir);

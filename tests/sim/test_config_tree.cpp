@@ -61,6 +61,25 @@ TEST_CASE("config tree: duplicate keys and bad YAML are errors with positions",
         "n.yaml:1:1: not a YAML text file (contains NUL bytes)");
 }
 
+TEST_CASE("config tree: a stray ',' is an error, not an endless stream of empty documents",
+          "[config][tree]") {
+  // yaml-cpp 0.7 starts empty documents forever on these (jbeder/yaml-cpp#1040): before the
+  // guard, parse_yaml never returned (CTest's timeout for this binary bounds a regression).
+  CHECK(error_of([] { parse_yaml(",", "c.yaml"); }) == "c.yaml:1:1: invalid YAML: unexpected ','");
+  CHECK(error_of([] { parse_yaml("\n\n  ,\n", "c.yaml"); }) ==
+        "c.yaml:3:3: invalid YAML: unexpected ','");
+  CHECK(error_of([] { parse_yaml("[1],", "c.yaml"); }) ==
+        "c.yaml:1:4: invalid YAML: unexpected ','");
+  CHECK(error_of([] { parse_yaml("- a\n,\n", "c.yaml"); }) ==
+        "c.yaml:2:1: invalid YAML: unexpected ','");
+  ConfigNode root = ConfigNode::map(SourceLocation{"x.yaml", 1, 1});
+  CHECK(error_of([&] { apply_override(root, "core.mxu.rows=,"); }) ==
+        "--set core.mxu.rows=,:1:1: invalid YAML: unexpected ','");
+  // A second document is still named as one, where it starts to hold something.
+  CHECK(error_of([] { parse_yaml("a: 1\n---\n", "m.yaml"); }) ==
+        "m.yaml:3:1: more than one YAML document ('---' starts another); a config is one document");
+}
+
 TEST_CASE("config tree: empty, scalar and missing files are rejected at load", "[config][tree]") {
   TempDir dir;
   const std::string empty = dir.write("empty.yaml", "");
