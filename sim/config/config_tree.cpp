@@ -151,7 +151,8 @@ constexpr std::uintmax_t kMaxFileBytes = 1024 * 1024;
 ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t& budget) {
   SourceLocation where = location_of(node.Mark(), file);
   if (budget-- == 0)
-    throw ConfigError(where, "", "more than 100000 values (counting what aliases expand to); not a chip config");
+    throw ConfigError(
+        where, "", "more than 100000 values (counting what aliases expand to); not a chip config");
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -268,7 +269,7 @@ ConfigNode load_resolved(const std::string& path, std::vector<std::string>& stac
   return root;
 }
 
-void emit(YAML::Emitter& out, const ConfigNode& node) {
+void emit(YAML::Emitter& out, const ConfigNode& node, bool flow_maps) {
   switch (node.kind()) {
     case ConfigNode::Kind::kNull:
       out << YAML::Null;
@@ -279,14 +280,15 @@ void emit(YAML::Emitter& out, const ConfigNode& node) {
       break;
     case ConfigNode::Kind::kSeq:
       out << YAML::Flow << YAML::BeginSeq;
-      for (const ConfigNode& item : node.items()) emit(out, item);
+      for (const ConfigNode& item : node.items()) emit(out, item, flow_maps);
       out << YAML::EndSeq;
       break;
     case ConfigNode::Kind::kMap:
+      if (flow_maps) out << YAML::Flow;
       out << YAML::BeginMap;
       for (const auto& [key, value] : node.entries()) {
         out << YAML::Key << key << YAML::Value;
-        emit(out, value);
+        emit(out, value, flow_maps);
       }
       out << YAML::EndMap;
       break;
@@ -356,8 +358,7 @@ void merge_into(ConfigNode& base, const ConfigNode& over) {
 void apply_override(ConfigNode& root, const std::string& assignment) {
   const SourceLocation where{"--set " + assignment};
   const std::size_t eq = assignment.find('=');
-  if (eq == std::string::npos)
-    throw ConfigError(where, "", "expected key.path=value");
+  if (eq == std::string::npos) throw ConfigError(where, "", "expected key.path=value");
   const std::string path = assignment.substr(0, eq);
   const std::string value_text = assignment.substr(eq + 1);
 
@@ -398,10 +399,14 @@ const ConfigNode* find_path(const ConfigNode& root, const std::string& dotted) {
   return node;
 }
 
-std::string to_yaml(const ConfigNode& root) {
+std::string to_yaml(const ConfigNode& root, bool one_line) {
   YAML::Emitter out;
+  if (one_line) {
+    emit(out, root, true);
+    return out.c_str();
+  }
   out.SetIndent(2);
-  emit(out, root);
+  emit(out, root, false);
   return std::string(out.c_str()) + "\n";
 }
 

@@ -80,7 +80,8 @@ void apply_override(ConfigNode& root, const std::string& assignment);
 // The node at a dotted key path, or nullptr.
 const ConfigNode* find_path(const ConfigNode& root, const std::string& dotted);
 
-// YAML text of a tree (block style, document order).
-std::string to_yaml(const ConfigNode& root);
+// YAML text of a tree, in document order: maps in block style, or with `one_line` everything in
+// flow style on one line (a value for a CSV cell or a `--set`).
+std::string to_yaml(const ConfigNode& root, bool one_line = false);
 
 }  // namespace tpusim::config

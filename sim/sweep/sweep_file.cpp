@@ -29,37 +29,8 @@ const char* const kFixedColumns[] = {"point",           "workload",        "stat
   throw ConfigError(where, key, what);
 }
 
-void emit_flow(YAML::Emitter& out, const ConfigNode& node) {
-  switch (node.kind()) {
-    case ConfigNode::Kind::kNull:
-      out << YAML::Null;
-      break;
-    case ConfigNode::Kind::kScalar:
-      if (node.quoted()) out << YAML::DoubleQuoted;
-      out << node.text();
-      break;
-    case ConfigNode::Kind::kSeq:
-      out << YAML::Flow << YAML::BeginSeq;
-      for (const ConfigNode& item : node.items()) emit_flow(out, item);
-      out << YAML::EndSeq;
-      break;
-    case ConfigNode::Kind::kMap:
-      out << YAML::Flow << YAML::BeginMap;
-      for (const auto& [key, value] : node.entries()) {
-        out << YAML::Key << key << YAML::Value;
-        emit_flow(out, value);
-      }
-      out << YAML::EndMap;
-      break;
-  }
-}
-
 // One line of YAML for a node, so a list or map value fits a CSV cell and a `--set`.
-std::string flow_yaml(const ConfigNode& node) {
-  YAML::Emitter out;
-  emit_flow(out, node);
-  return out.c_str();
-}
+std::string flow_yaml(const ConfigNode& node) { return config::to_yaml(node, true); }
 
 bool valid_key(const std::string& key) {
   if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos)
