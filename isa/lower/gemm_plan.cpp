@@ -177,16 +177,22 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
         per_item;
   }
   t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
-  // Each step also pays a small fixed cost (its hand-off instructions through the sequencer).
-  // Nothing overlaps the first step's loads (pipeline fill) or the last tile's read-out and store
-  // (drain), so smaller k-blocks shorten the fill at no cost in traffic.
-  const double per_step = 32;
+  // Each step pays a fixed cost for its hand-off instructions through the sequencer (about 32
+  // cycles). When loads set the pace, each step also exposes the memory's access latency: a
+  // buffer's next load is issued only once the step that used it has drained, and the latency is
+  // shared by the steps whose loads are in flight meanwhile (in_buffers - 1). Nothing overlaps the
+  // first step's loads (pipeline fill) or the last tile's read-out and store (drain), so smaller
+  // k-blocks shorten the fill at no cost in traffic.
+  const double steps = double(tiles_per_core * kb);
+  const double latency = ctx.chip.memory.model == MemoryModel::kIdeal
+                             ? 0.0
+                             : double(ctx.chip.memory.latency.cycles(ctx.chip.clock).value());
+  const double loads_paced = t.memory_cycles + steps * latency / double(in_buffers - 1);
   const double fill = double(group * (a_bytes + tk * tn * ei)) / ctx.hbm_bytes_per_cycle();
   const double drain =
       double(group * tm * tn * eo) / ctx.hbm_bytes_per_cycle() +
       double(group * tm * tn) / (double(ctx.chip.core.vpu.lanes) * ctx.chip.core.vpu.sublanes);
-  t.estimate = std::max(t.compute_cycles, t.memory_cycles) +
-               double(tiles_per_core * kb) * per_step + fill + drain;
+  t.estimate = std::max(t.compute_cycles, loads_paced) + steps * 32 + fill + drain;
   t.vmem = vmem_need(p, tm, tn, tk, a_bytes, in_buffers, group);
   t.accmem = 2 * t.kparts * group * tm * tn * 4;
   return t;
