@@ -61,8 +61,7 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
 
   OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
   OnChip accmem(Space::kAccmem, ctx.chip.core.accmem.capacity.value());
-  constexpr std::uint64_t kMaxInBuffers = 3;
-  Address a_buf[kMaxInBuffers], b_buf[kMaxInBuffers], out_buf[2], acc_buf[2];
+  Address a_buf[kMaxInputBuffers], b_buf[kMaxInputBuffers], out_buf[2], acc_buf[2];
   // Batch item jb of a step sits at jb x (one item's tile) in each buffer.
   const std::uint64_t a_item = p.band ? band_bytes(*p.band, tm) : tm * pitch_a,
                       b_item = tk * tn * ei, acc_item = tm * pitch_acc, out_item = tm * pitch_out;
@@ -116,7 +115,7 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
     if (mine.empty()) continue;
     e.set_core(core);
     SemaphorePool pool(ctx.chip.core.sequencer.semaphores);
-    Handoff in_full[kMaxInBuffers], in_empty[kMaxInBuffers];
+    Handoff in_full[kMaxInputBuffers], in_empty[kMaxInputBuffers];
     Handoff acc_full[2], acc_empty[2], out_full[2], out_empty[2];
     for (std::uint64_t i = 0; i < nin; ++i) {
       in_full[i] = pool.handoff(dmas, mxus);

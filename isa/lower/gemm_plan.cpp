@@ -72,8 +72,9 @@ std::uint64_t band_pieces(const ConvBand& b, const MxuSpec& mxu) {
 // for accumulators and outputs, and 1 for the prologue.
 std::uint64_t input_buffers(const OpContext& ctx) {
   const std::uint64_t mxus = ctx.chip.core.mxu.count, engines = ctx.engines();
-  return 3 * (mxus + engines) + 2 * (mxus + engines + 2) + 1 <= ctx.chip.core.sequencer.semaphores
-             ? 3
+  return kMaxInputBuffers * (mxus + engines) + 2 * (mxus + engines + 2) + 1 <=
+                 ctx.chip.core.sequencer.semaphores
+             ? kMaxInputBuffers
              : 2;
 }
 

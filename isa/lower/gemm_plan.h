@@ -31,7 +31,8 @@ struct BandSegment {
 
 // Tiles that fit the on-chip memories, best by the README's estimate; none when nothing fits.
 std::optional<Tiles> choose_tiles(const OpContext& ctx, const GemmProblem& p);
-// Input buffers the schedule keeps (3 when the semaphores allow, else 2).
+inline constexpr std::uint64_t kMaxInputBuffers = 3;
+// Input buffers the schedule keeps (kMaxInputBuffers when the semaphores allow, else 2).
 std::uint64_t input_buffers(const OpContext& ctx);
 // The K granule one weight tile covers over the whole operator.
 std::uint64_t k_unit(const MxuSpec& mxu, std::uint64_t tk);
