@@ -40,13 +40,15 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
   const std::uint64_t chunk_bytes = spec_.chunk.value();
   Sram* src_sram = memories_.of(d.src.space);
   Sram* dst_sram = memories_.of(d.dst.space);
-  std::uint64_t chunk_index = 0;
 
   for_each_run(d, [&](const DmaRun& run) {
     for (std::uint64_t offset = 0; offset < run.bytes; offset += chunk_bytes) {
       const std::uint64_t bytes = std::min(chunk_bytes, run.bytes - offset);
       const std::uint64_t src = run.src + offset, dst = run.dst + offset;
-      Slot& slot = slots_[chunk_index++ % slots_.size()];
+      // Slots rotate across instructions: a descriptor's first chunk takes the slot after the
+      // previous descriptor's last, not slot 0 again (which would wait for that one's first chunk).
+      Slot& slot = slots_[next_slot_];
+      next_slot_ = (next_slot_ + 1) % slots_.size();
       resolve(slot, last_done);
       const sc_core::sc_time at = std::max(issue_at, slot.free_at);
       // Requests reach shared resources in simulated-time order: one wait per chunk (with model
@@ -93,7 +95,7 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
   });
   // The chunks still in flight, oldest first.
   for (std::size_t k = 0; k < slots_.size(); ++k)
-    resolve(slots_[(chunk_index + k) % slots_.size()], last_done);
+    resolve(slots_[(next_slot_ + k) % slots_.size()], last_done);
   s.busy_cycles += ctx_.cycles_covering(last_done - start);
   trace(index, op, start, last_done);
   complete_at(last_done);

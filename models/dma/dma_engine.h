@@ -88,6 +88,7 @@ class DmaEngine : public Unit {
   const CoreMemories memories_;
   const DmaSpec spec_;
   std::vector<Slot> slots_;
+  std::size_t next_slot_ = 0;         // the slot the next chunk takes (oldest in flight)
   std::vector<std::uint8_t> buffer_;  // functional mode: one chunk in transit
   PerOpStats<DmaStats> stats_;
 };

@@ -14,8 +14,8 @@
 #include "tests/sim/test_support.h"
 
 using nlohmann::json;
-using tpusim::test::TempDir;
 using tpusim::test::slurp;
+using tpusim::test::TempDir;
 
 namespace {
 
@@ -51,7 +51,6 @@ struct Run {
   json trace;
 };
 
-
 Run exec_in(const TempDir& dir, const std::string& program, const std::string& sets) {
   dir.write("energy.yaml", tpusim::test::kEnergyTable);
   dir.write("hbm.yaml", tpusim::test::kHbm);
@@ -59,8 +58,8 @@ Run exec_in(const TempDir& dir, const std::string& program, const std::string& s
   const std::string source = dir.write("p.tasm", program);
   const std::string out = dir.path("out");
   const std::string command = "timeout 60 '" TPUSIM_EXE "' exec -q -c '" + chip + "' '" + source +
-                              "' -o '" + out + "' " + sets + " > /dev/null 2> '" +
-                              dir.path("err") + "'";
+                              "' -o '" + out + "' " + sets + " > /dev/null 2> '" + dir.path("err") +
+                              "'";
   const int status = std::system(command.c_str());
   Run r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -88,8 +87,8 @@ const std::string kHeader = ".op 0 matmul \"mm\"\n.core 0\n";
 
 std::string tile(std::uint64_t m) {
   return "mxu.lw mxu0 src=vmem:0 k=16 n=16 dtype=int8\n"
-         "mxu.mm mxu0 src=vmem:4096 dst=accmem:0 m=" + std::to_string(m) +
-         " k=16 n=16 dtype=int8\n";
+         "mxu.mm mxu0 src=vmem:4096 dst=accmem:0 m=" +
+         std::to_string(m) + " k=16 n=16 dtype=int8\n";
 }
 
 // A 64 KiB load on dma0 from hbm:0 into vmem:65536, alone on the memory channel: the first chunk
@@ -151,9 +150,24 @@ TEST_CASE("exec: independent DMA and MXU work overlap, a semaphore serialises it
   const std::uint64_t overlapped = cycles_of(kHeader + kLoad + tile(M) + "halt\n");
   CHECK(overlapped == std::max(dma, kDispatch + 1 + mxu_alone));
   // The signal fires when the load completes; the waiting MXU starts in the same cycle.
-  const std::string chained = kHeader + kLoad + "sem.signal dma0 s0\nsem.wait mxu0 s0\n" +
-                              tile(M) + "halt\n";
+  const std::string chained =
+      kHeader + kLoad + "sem.signal dma0 s0\nsem.wait mxu0 s0\n" + tile(M) + "halt\n";
   CHECK(cycles_of(chained) == dma + mxu_alone);
+}
+
+TEST_CASE("exec: consecutive descriptors on one engine keep their chunks in flight together",
+          "[exec][dma]") {
+  // Two one-chunk loads on dma0. The engine takes the second as soon as it has issued the
+  // first's chunk (setup after its own start), so the second chunk follows the first through the
+  // channel and both wait out one latency: the second finishes kSetup after the first.
+  const std::string program = kHeader +
+                              "load dma0 dst=vmem:65536 src=hbm:0 elem=512\n"
+                              "load dma0 dst=vmem:131072 src=hbm:4096 elem=512\n"
+                              "halt\n";
+  const std::uint64_t first = load_cycles(kDispatch, kChunk);
+  CHECK(cycles_of(program) == first + kSetup);
+  // Were the second chunk to wait for the first's slot to free, it would start a latency later.
+  CHECK(first + kSetup < 2 * (first - kDispatch));
 }
 
 TEST_CASE("exec: two cores streaming through one memory channel take twice as long",
@@ -169,7 +183,8 @@ TEST_CASE("exec: two cores streaming through one memory channel take twice as lo
 }
 
 TEST_CASE("exec: report.json has every documented key and reruns are identical", "[exec][report]") {
-  const std::string program = kHeader + kLoad + "sem.signal dma0 s0\nsem.wait mxu0 s0\n" + tile(64) +
+  const std::string program = kHeader + kLoad + "sem.signal dma0 s0\nsem.wait mxu0 s0\n" +
+                              tile(64) +
                               "sem.signal mxu0 s1\nsem.wait dma1 s1\n"
                               "store dma1 dst=hbm:1048576 src=accmem:0 elem=4096\nhalt\n";
   TempDir dir;
@@ -179,13 +194,15 @@ TEST_CASE("exec: report.json has every documented key and reruns are identical",
                           "utilization", "traffic_bytes", "energy_pj", "ops", "sim", "config"})
     CHECK(a.report.contains(key));
   CHECK(a.report["schema"] == "tpusim.report/1");
-  for (const char* key : {"mxu", "vpu", "memory_bandwidth"}) CHECK(a.report["utilization"].contains(key));
+  for (const char* key : {"mxu", "vpu", "memory_bandwidth"})
+    CHECK(a.report["utilization"].contains(key));
   for (const char* key : {"hbm_read", "hbm_write", "vmem_read", "vmem_write", "noc"})
     CHECK(a.report["traffic_bytes"].contains(key));
   for (const char* key : {"total", "mxu", "vpu", "sram", "hbm", "noc", "static"})
     CHECK(a.report["energy_pj"].contains(key));
-  for (const char* key : {"name", "kind", "start_cycle", "end_cycle", "cycles", "mxu_cycles", "macs",
-                          "hbm_read_bytes", "hbm_write_bytes", "energy_pj", "mxu_utilization"})
+  for (const char* key :
+       {"name", "kind", "start_cycle", "end_cycle", "cycles", "mxu_cycles", "macs",
+        "hbm_read_bytes", "hbm_write_bytes", "energy_pj", "mxu_utilization"})
     CHECK(a.report["ops"][0].contains(key));
   CHECK(a.report["sim"].contains("wall_seconds"));
   CHECK(a.report["sim"].contains("peak_rss_bytes"));
@@ -210,11 +227,12 @@ TEST_CASE("exec: trace.json has a named track per unit and events on them", "[ex
   std::set<std::string> tracks;
   std::set<int> busy;
   for (const json& e : r.trace["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "thread_name") tracks.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      tracks.insert(e["args"]["name"].get<std::string>());
     if (e["ph"] == "X") busy.insert(e["tid"].get<int>());
   }
-  for (const char* unit : {"chip.core0.seq", "chip.core0.dma0", "chip.core0.dma1", "chip.core0.mxu0",
-                           "chip.core0.vpu", "chip.core1.mxu0", "chip.memory"})
+  for (const char* unit : {"chip.core0.seq", "chip.core0.dma0", "chip.core0.dma1",
+                           "chip.core0.mxu0", "chip.core0.vpu", "chip.core1.mxu0", "chip.memory"})
     CHECK(tracks.count(unit) == 1);
   CHECK(busy.size() >= 3);  // dma0, mxu0 and the memory were active
 }
@@ -229,16 +247,18 @@ TEST_CASE("exec: a program that deadlocks is rejected before it runs", "[exec][e
                               "sem.wait vpu s2\nsem.signal mxu0 s2\nhalt\n";
   const Run r = exec(program);
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::StartsWith("error: ") &&
-                        Catch::EndsWith(":3:1: sem.wait: deadlock: this wait never completes (core 0 "
-                                        "s0 holds 0 of the 1 it needs when every unit has stopped)\n"));
+  CHECK_THAT(r.err,
+             Catch::StartsWith("error: ") &&
+                 Catch::EndsWith(":3:1: sem.wait: deadlock: this wait never completes (core 0 "
+                                 "s0 holds 0 of the 1 it needs when every unit has stopped)\n"));
 }
 
 TEST_CASE("exec: a barrier holds every core until all have drained their earlier work",
           "[exec][barrier]") {
   // Core 0 loads, then reaches the barrier once its load is complete; core 1 waits there, and
   // only then dispatches its own load (one dispatch cycle later).
-  const std::string program = kHeader + kLoad + "barrier\nhalt\n.core 1\nbarrier\n" + kLoad + "halt\n";
+  const std::string program =
+      kHeader + kLoad + "barrier\nhalt\n.core 1\nbarrier\n" + kLoad + "halt\n";
   const std::uint64_t first = load_cycles(kDispatch, kLoadBytes);
   CHECK(cycles_of(program) == load_cycles(first + kDispatch, kLoadBytes));
 }
@@ -251,20 +271,26 @@ TEST_CASE("exec: vector ops take latency + issue cycles, reductions add their tr
   SECTION("exp at a quarter result per slot per cycle") {
     const std::uint64_t latency = 8, rows = 64, cols = 128;
     const std::uint64_t issue = rows * cols * 4 / (lanes * sublanes);  // throughput 0.25
-    CHECK(cycles_of(kHeader + "vpu.exp dtype=fp32 shape=[64,128] dst=vmem:65536 a=vmem:0\nhalt\n",
-                    wide + "--set core.vpu.ops.exp.latency=8cycles --set core.vpu.ops.exp.throughput=0.25") ==
-          kDispatch + latency + issue - 1);
+    CHECK(
+        cycles_of(
+            kHeader + "vpu.exp dtype=fp32 shape=[64,128] dst=vmem:65536 a=vmem:0\nhalt\n",
+            wide +
+                "--set core.vpu.ops.exp.latency=8cycles --set core.vpu.ops.exp.throughput=0.25") ==
+        kDispatch + latency + issue - 1);
   }
   SECTION("a row sum of 128 elements adds log2(128) levels") {
     const std::uint64_t latency = 2, issue = 1, tree = 7;
-    CHECK(cycles_of(kHeader + "vpu.reduce_sum dtype=fp32 shape=[8,128] dst=vmem:65536 a=vmem:0\nhalt\n",
-                    wide) == kDispatch + latency + issue - 1 + tree);
+    CHECK(cycles_of(
+              kHeader + "vpu.reduce_sum dtype=fp32 shape=[8,128] dst=vmem:65536 a=vmem:0\nhalt\n",
+              wide) == kDispatch + latency + issue - 1 + tree);
   }
   SECTION("a narrow port makes the op wait for its operands") {
     // add [8,128] fp32: a and b (4 KiB each) stream through the two 64 B ports for 64 cycles,
     // plus one cycle of read latency; the result then waits for a port: 64 more cycles.
-    CHECK(cycles_of(kHeader + "vpu.add dtype=fp32 shape=[8,128] dst=vmem:65536 a=vmem:0 b=vmem:4096\nhalt\n") ==
-          kDispatch + 64 + 64);
+    CHECK(
+        cycles_of(kHeader +
+                  "vpu.add dtype=fp32 shape=[8,128] dst=vmem:65536 a=vmem:0 b=vmem:4096\nhalt\n") ==
+        kDispatch + 64 + 64);
   }
 }
 
@@ -279,7 +305,8 @@ TEST_CASE("exec: independent vector ops pipeline, dependent ones wait for the re
     const std::string dst = std::to_string(65536 + i * 4096);
     independent += "vpu.add dtype=fp32 shape=[8,128] dst=vmem:" + dst + " a=vmem:0 b=vmem:4096\n";
     const std::string src = i == 0 ? "0" : std::to_string(65536 + (i - 1) * 4096);
-    chained += "vpu.add dtype=fp32 shape=[8,128] dst=vmem:" + dst + " a=vmem:" + src + " b=vmem:4096\n";
+    chained +=
+        "vpu.add dtype=fp32 shape=[8,128] dst=vmem:" + dst + " a=vmem:" + src + " b=vmem:4096\n";
   }
   // Dispatched one per cycle, issued one per cycle: the last starts at cycle n.
   CHECK(cycles_of(independent + "halt\n", wide) == n + latency);
