@@ -44,7 +44,7 @@ void copy_pipeline(OpContext& ctx, std::uint64_t rows, std::uint64_t cols, DType
   for (std::uint64_t col0 = 0; col0 < cols; col0 += block) {
     const std::uint64_t width = std::min(block, cols - col0);
     const std::uint64_t row_bytes = width * e;
-    OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+    OnChip vmem = ctx.vmem();
     RowPipeline p;
     p.inputs.push_back(RowInput{
         row_bytes, [=](const RowTile& t, Address slot) { return load(t, slot, col0, width); }});

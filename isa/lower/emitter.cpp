@@ -23,13 +23,22 @@ std::uint32_t Emitter::begin_op(const std::string& kind, const std::string& name
   return id;
 }
 
-void Emitter::emit(InstrBody body) {
-  assert(!program_.ops.empty());
+void Emitter::emit(InstrBody body) { insert(program_.instructions.size(), std::move(body)); }
+
+void Emitter::insert(std::size_t index, InstrBody body) {
+  assert(!program_.ops.empty() && index <= program_.instructions.size());
   Instruction inst;
   inst.core = core_;
   inst.op = static_cast<std::uint32_t>(program_.ops.size() - 1);
   inst.body = std::move(body);
-  program_.instructions.push_back(std::move(inst));
+  program_.instructions.insert(program_.instructions.begin() + static_cast<std::ptrdiff_t>(index),
+                               std::move(inst));
+}
+
+void Emitter::rollback(const Mark& m) {
+  program_.instructions.resize(m.instructions);
+  program_.ops.resize(m.ops);
+  vpu_cycles_ = m.vpu_cycles;
 }
 
 namespace {
@@ -99,7 +108,8 @@ void Emitter::vector(VectorOp op, DType dtype, DType src_dtype, std::uint32_t ro
 }
 
 std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfers,
-                                      std::uint64_t split_bytes, std::uint32_t engines) {
+                                      std::uint64_t split_bytes, std::uint32_t engines,
+                                      std::uint32_t first_engine) {
   std::vector<Transfer> pieces;
   for (Transfer& t : transfers) {
     if (t.bytes() == 0) continue;
@@ -150,14 +160,16 @@ std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfer
     const auto engine =
         static_cast<std::uint8_t>(std::min_element(load.begin(), load.end()) - load.begin());
     load[engine] += t.bytes();
-    e.dma(engine, std::move(t));
+    e.dma(static_cast<std::uint8_t>(first_engine + engine), std::move(t));
   }
   return load;
 }
 
-void Handoff::post(Emitter& e) const {
-  for (const Unit& producer : from)
-    for (std::uint16_t sem : sems) e.signal(producer, sem);
+void Handoff::post(Emitter& e) const { post(e, 0, from.size()); }
+
+void Handoff::post(Emitter& e, std::size_t first, std::size_t last) const {
+  for (std::size_t i = first; i < last; ++i)
+    for (std::uint16_t sem : sems) e.signal(from[i], sem);
 }
 
 void Handoff::take(Emitter& e) const {
@@ -171,8 +183,9 @@ Handoff SemaphorePool::handoff(std::vector<Unit> from, std::vector<Unit> to) {
     if (next_ >= count_)
       throw WorkloadError({}, "the lowering needs more than " + std::to_string(count_) +
                                   " semaphores per core (core.sequencer.semaphores)");
-    h.sems.push_back(static_cast<std::uint16_t>(next_++));
+    h.sems.push_back(static_cast<std::uint16_t>(base_ + next_++));
   }
+  if (high_water_) *high_water_ = std::max(*high_water_, next_);
   h.from = std::move(from);
   h.to = std::move(to);
   return h;

@@ -41,6 +41,16 @@ class Emitter {
   void signal(Unit unit, std::uint16_t sem) { emit(SemSignal{unit, sem}); }
   void wait(Unit unit, std::uint16_t sem, std::uint32_t count) { emit(SemWait{unit, sem, count}); }
   void barrier() { emit(Barrier{}); }
+  // Puts an instruction of the current operator before instruction `index`.
+  void insert(std::size_t index, InstrBody body);
+
+  // A point to return to: the program, operator table and estimates as they are now.
+  struct Mark {
+    std::size_t instructions = 0, ops = 0;
+    double vpu_cycles = 0;
+  };
+  Mark mark() const { return {program_.instructions.size(), program_.ops.size(), vpu_cycles_}; }
+  void rollback(const Mark& m);
 
   // Issue-bound vector-unit cycles of everything emitted so far (all cores), for estimates.
   double vpu_cycles() const { return vpu_cycles_; }
@@ -55,11 +65,12 @@ class Emitter {
   double vpu_cycles_ = 0;
 };
 
-// Spreads a group of transfers over DMA engines 0..engines-1: each transfer larger than
-// `split_bytes` is cut along its outermost dimension, then pieces go to the least-loaded engine.
-// Returns the bytes given to each engine.
+// Spreads a group of transfers over DMA engines first_engine .. first_engine+engines-1: each
+// transfer larger than `split_bytes` is cut along its outermost dimension, then pieces go to the
+// least-loaded engine. Returns the bytes given to each engine.
 std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfers,
-                                      std::uint64_t split_bytes, std::uint32_t engines);
+                                      std::uint64_t split_bytes, std::uint32_t engines,
+                                      std::uint32_t first_engine = 0);
 
 // A one-way notification from every unit in `from` to every unit in `to`, on one core: each
 // consumer owns one semaphore; every producer signals it once, the consumer takes |from|.
@@ -68,18 +79,25 @@ struct Handoff {
   std::vector<Unit> to;
   std::vector<std::uint16_t> sems;  // one per consumer
   void post(Emitter& e) const;
+  // The signals of the producers in [first, last) of `from` only (the rest post theirs later).
+  void post(Emitter& e, std::size_t first, std::size_t last) const;
   void take(Emitter& e) const;
 };
 
-// Hands out semaphores of one core for one operator; the schedule guarantees every signal is
-// taken before the operator ends, so the next operator may reuse them.
+// Hands out semaphores base, base+1, ... of one core for one operator; the schedule guarantees
+// every signal is taken before the operator ends, so a later operator may reuse them.
+// `high_water` (optional) records how many were handed out.
 class SemaphorePool {
  public:
-  explicit SemaphorePool(std::uint32_t count) : count_(count) {}
+  explicit SemaphorePool(std::uint32_t count, std::uint32_t base = 0,
+                         std::uint32_t* high_water = nullptr)
+      : count_(count), base_(base), high_water_(high_water) {}
   Handoff handoff(std::vector<Unit> from, std::vector<Unit> to);
 
  private:
   std::uint32_t count_;
+  std::uint32_t base_;
+  std::uint32_t* high_water_;
   std::uint32_t next_ = 0;
 };
 

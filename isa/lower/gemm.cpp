@@ -16,6 +16,31 @@ struct TileRef {
   std::uint64_t b0, bn, m0, mc, n0, nc;  // batch items [b0, b0 + bn) share the step
 };
 
+// With one row of A per batch item (a decode step's attention), C = A x B is also
+// C^T = B^T x A^T: B^T streams through the array against one stationary column A^T, instead of
+// B's tiles each shifting through all R rows of the array for a single streamed row. B must be
+// stored transposed ([N, K], as attention keys are), so that B^T's rows are B's stored rows.
+GemmProblem swap_operands(const GemmProblem& p) {
+  GemmProblem s = p;
+  s.m = p.n;
+  s.n = 1;
+  s.b_transposed = false;
+  const auto load_a = p.load_a, load_b = p.load_b, store_c = p.store_c;
+  const std::uint64_t eo = dtype_bytes(p.out_dtype);
+  s.load_a = [load_b](std::uint64_t b, std::uint64_t m0, std::uint64_t mc, std::uint64_t k0,
+                      std::uint64_t kc, Address tile,
+                      std::uint64_t pitch) { return load_b(b, k0, kc, m0, mc, tile, pitch); };
+  // A^T's K x 1 tile is A's row: kc contiguous elements.
+  s.load_b = [load_a](std::uint64_t b, std::uint64_t k0, std::uint64_t kc, std::uint64_t,
+                      std::uint64_t, Address tile,
+                      std::uint64_t pitch) { return load_a(b, 0, 1, k0, kc, tile, pitch); };
+  s.store_c = [store_c, eo](std::uint64_t b, std::uint64_t m0, std::uint64_t mc, std::uint64_t,
+                            std::uint64_t, Address tile,
+                            std::uint64_t) { return store_c(b, 0, 1, m0, mc, tile, mc * eo); };
+  s.a_description = "rows of B (operands swapped: C^T = B^T x A^T for one row of A)";
+  return s;
+}
+
 }  // namespace
 
 void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
@@ -44,6 +69,17 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   } else {
     p.band.reset();
   }
+  bool swapped = false;
+  if (chosen && p.m == 1 && p.b_transposed && !p.band) {
+    const GemmProblem s = swap_operands(p);
+    const std::optional<Tiles> t = choose_tiles(ctx, s);
+    // Clearly better only: the estimates share their memory terms.
+    if (t && t->estimate < 0.95 * chosen->estimate) {
+      p = s;
+      chosen = t;
+      swapped = true;
+    }
+  }
   if (!chosen)
     ctx.fail("no tile of " + std::to_string(p.m) + " x " + std::to_string(p.n) + " x " +
              std::to_string(p.k) + " fits vmem (" +
@@ -59,8 +95,8 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   const std::uint64_t pitch_b = p.b_transposed ? tk * ei : tn * ei;
   const std::uint64_t pitch_acc = tn * 4, pitch_out = tn * eo;
 
-  OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
-  OnChip accmem(Space::kAccmem, ctx.chip.core.accmem.capacity.value());
+  OnChip vmem = ctx.vmem();
+  OnChip accmem = ctx.accmem();
   Address a_buf[kMaxInputBuffers], b_buf[kMaxInputBuffers], out_buf[2], acc_buf[2];
   // Batch item jb of a step sits at jb x (one item's tile) in each buffer.
   const std::uint64_t a_item = p.band ? band_bytes(*p.band, tm) : tm * pitch_a,
@@ -108,13 +144,22 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   dmas.resize(engines);
   const std::vector<Unit> mxus = mxu_units(ctx.chip);
   const std::vector<Unit> vpu = {vpu_unit()};
+  // Output tiles are stored by the first engines only, one per 16 KiB: the others never wait for
+  // a read-out, so they run ahead into the next loads.
+  const auto store_engines = static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>(ceil_div(group * out_item, 16 * 1024), 1, engines));
+  const std::vector<Unit> store_dmas(dmas.begin(), dmas.begin() + store_engines);
+  // The first steps' small inputs take engine 0 alone and their weights the others: the weights
+  // do not wait for the inputs (which may wait for the operator before), nor the first step's
+  // inputs behind later steps' weights.
+  const bool a_alone = engines >= 2 && group * a_item <= 16 * 1024;
 
   for (std::uint16_t core = 0; core < ctx.cores(); ++core) {
     std::vector<TileRef> mine;
     for (std::size_t i = core; i < all.size(); i += ctx.cores()) mine.push_back(all[i]);
     if (mine.empty()) continue;
     e.set_core(core);
-    SemaphorePool pool(ctx.chip.core.sequencer.semaphores);
+    SemaphorePool pool = ctx.semaphore_pool();
     Handoff in_full[kMaxInputBuffers], in_empty[kMaxInputBuffers];
     Handoff acc_full[2], acc_empty[2], out_full[2], out_empty[2];
     for (std::uint64_t i = 0; i < nin; ++i) {
@@ -124,20 +169,22 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
     for (int i = 0; i < 2; ++i) {
       acc_full[i] = pool.handoff(mxus, vpu);
       acc_empty[i] = pool.handoff(vpu, mxus);
-      out_full[i] = pool.handoff(vpu, dmas);
-      out_empty[i] = pool.handoff(dmas, vpu);
+      out_full[i] = pool.handoff(vpu, store_dmas);
+      out_empty[i] = pool.handoff(store_dmas, vpu);
     }
     if (bias || six) {
-      const Handoff prologue = pool.handoff({Unit{UnitKind::kDma, 0}}, vpu);
+      const Handoff prologue = pool.handoff({dmas.front()}, vpu);
+      const std::uint8_t engine = 0;
       if (bias)
-        e.dma(0, Transfer{false,
-                          {Space::kHbm, bias->base},
-                          bias_raw,
-                          bias_len * dtype_bytes(bias->dtype),
-                          {1},
-                          {0},
-                          {0}});
-      if (six) e.dma(0, Transfer{false, {Space::kHbm, six->base}, six_row, tn * 4, {1}, {0}, {0}});
+        e.dma(engine, Transfer{false,
+                               {Space::kHbm, bias->base},
+                               bias_raw,
+                               bias_len * dtype_bytes(bias->dtype),
+                               {1},
+                               {0},
+                               {0}});
+      if (six)
+        e.dma(engine, Transfer{false, {Space::kHbm, six->base}, six_row, tn * 4, {1}, {0}, {0}});
       prologue.post(e);
       prologue.take(e);
       if (bias)
@@ -146,13 +193,17 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
     }
 
     const std::uint64_t steps = mine.size() * kblocks;
-    auto emit_loads = [&](std::uint64_t s) {
+    // The loads of step s, and their part of the step's hand-off: both operands over all engines,
+    // or (first steps, small A) only the weights or only the inputs.
+    enum class Part { kB, kA, kBoth };
+    auto emit_loads = [&](std::uint64_t s, Part part) {
       const TileRef& t = mine[s / kblocks];
       const std::uint64_t k0 = (s % kblocks) * tk, kc = std::min(tk, p.k - k0);
       const std::uint64_t buf = s % nin;
-      if (s >= nin) in_empty[buf].take(e);
+      if (s >= nin && part != Part::kA) in_empty[buf].take(e);
       std::vector<Transfer> xfers;
-      if (p.band) {
+      const bool a = part != Part::kB, b = part != Part::kA;
+      if (p.band && a) {
         // Whole stored rows are contiguous in HBM: one run per image the tile touches.
         for (const BandSegment& seg : band_segments(*p.band, t.m0, t.mc)) {
           const std::uint64_t bytes = seg.rows * p.band->row_bytes;
@@ -166,16 +217,26 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
         }
       }
       for (std::uint64_t jb = 0; jb < t.bn; ++jb) {
-        if (!p.band)
+        if (!p.band && a)
           for (Transfer& x :
                p.load_a(t.b0 + jb, t.m0, t.mc, k0, kc, offset(a_buf[buf], jb * a_item), pitch_a))
             xfers.push_back(std::move(x));
-        for (Transfer& x :
-             p.load_b(t.b0 + jb, k0, kc, t.n0, t.nc, offset(b_buf[buf], jb * b_item), pitch_b))
-          xfers.push_back(std::move(x));
+        if (b)
+          for (Transfer& x :
+               p.load_b(t.b0 + jb, k0, kc, t.n0, t.nc, offset(b_buf[buf], jb * b_item), pitch_b))
+            xfers.push_back(std::move(x));
       }
-      distribute(e, std::move(xfers), 16 * 1024, engines);
-      in_full[buf].post(e);
+      // Each engine posts its part of the hand-off right after its part of the loads.
+      if (part == Part::kBoth) {
+        distribute(e, std::move(xfers), 16 * 1024, engines);
+        in_full[buf].post(e);
+      } else if (part == Part::kB) {
+        distribute(e, std::move(xfers), 16 * 1024, engines - 1, 1);
+        in_full[buf].post(e, 1, engines);
+      } else {
+        distribute(e, std::move(xfers), 16 * 1024, 1, 0);
+        in_full[buf].post(e, 0, 1);
+      }
     };
     auto emit_compute = [&](std::uint64_t s) {
       const std::uint64_t ti = s / kblocks, kb = s % kblocks;
@@ -197,6 +258,7 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const std::uint64_t mparts = row_parts(mxu, nsubs, t.mc);
       const std::uint64_t part_rows = ceil_div(t.mc, mparts);
       const std::uint64_t items = t.bn * nsubs * mparts;
+      ctx.next_mxu = static_cast<std::uint32_t>((ctx.first_mxu + items * kparts) % mxu.count);
       for (std::uint64_t kk = 0; kk < kc; kk += kslice) {
         const std::uint64_t ksub = std::min<std::uint64_t>(kslice, kc - kk);
         std::uint64_t item = 0;
@@ -210,7 +272,8 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
               const std::uint64_t rows = std::min(part_rows, t.mc - r0);
               // K slice g goes to part g mod kparts; parts of one item sit on different MXUs.
               const std::uint64_t slice = (k0 + kk) / kunit, part_k = slice % kparts;
-              const auto unit = static_cast<std::uint8_t>((item + part_k * items) % mxu.count);
+              const auto unit =
+                  static_cast<std::uint8_t>((ctx.first_mxu + item + part_k * items) % mxu.count);
               MxuLoadWeights lw;
               lw.mxu = unit;
               lw.dtype = p.in_dtype;
@@ -262,8 +325,10 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
           cur = epi_type;
         }
         if (bias) {
-          const Address slice{Space::kVmem, bias_wide.addr + (p.bias_column(t.b0 + jb) + t.n0) * 4};
-          e.vector(VectorOp::kAdd, cur, cur, rows, cols, acc, acc, {slice, 0});
+          // Swapped operands put C's columns on rows: one bias element per row.
+          const std::uint64_t first = p.bias_column(t.b0 + jb) + (swapped ? t.m0 : t.n0);
+          const Address slice{Space::kVmem, bias_wide.addr + first * 4};
+          e.vector(VectorOp::kAdd, cur, cur, rows, cols, acc, acc, {slice, swapped ? 4u : 0u});
         }
         for (OpKind k : ctx.epilogue) {
           if (k == OpKind::kRelu || k == OpKind::kRelu6)
@@ -291,18 +356,22 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
         for (Transfer& x : p.store_c(t.b0 + jb, t.m0, t.mc, t.n0, t.nc,
                                      offset(out_buf[a], jb * out_item), pitch_out))
           xfers.push_back(std::move(x));
-      distribute(e, std::move(xfers), 16 * 1024, engines);
+      distribute(e, std::move(xfers), 16 * 1024, store_engines);
       if (ti + 2 < mine.size()) out_empty[a].post(e);
     };
 
     // Software pipeline in program order: the loads of step s+nin are dispatched right after the
     // compute of step s, so the sequencer never holds a load behind compute it does not need.
-    for (std::uint64_t s = 0; s < std::min(nin, steps); ++s) emit_loads(s);
+    // A small A operand loads apart from B in the first steps (see emit_loads), so an operator
+    // started beside its predecessor streams its first weights before it waits for its inputs.
+    for (std::uint64_t s = 0; !a_alone && s < std::min(nin, steps); ++s) emit_loads(s, Part::kBoth);
+    for (std::uint64_t s = 0; a_alone && s < std::min(nin, steps); ++s) emit_loads(s, Part::kB);
+    for (std::uint64_t s = 0; a_alone && s < std::min(nin, steps); ++s) emit_loads(s, Part::kA);
     for (std::uint64_t s = 0; s < steps; ++s) {
       emit_compute(s);
       const bool tile_done = s % kblocks + 1 == kblocks;
       if (tile_done) emit_epilogue(s / kblocks);
-      if (s + nin < steps) emit_loads(s + nin);
+      if (s + nin < steps) emit_loads(s + nin, Part::kBoth);
       if (tile_done) emit_store(s / kblocks);
     }
   }

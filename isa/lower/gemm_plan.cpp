@@ -72,8 +72,7 @@ std::uint64_t band_pieces(const ConvBand& b, const MxuSpec& mxu) {
 // for accumulators and outputs, and 1 for the prologue.
 std::uint64_t input_buffers(const OpContext& ctx) {
   const std::uint64_t mxus = ctx.chip.core.mxu.count, engines = ctx.engines();
-  return kMaxInputBuffers * (mxus + engines) + 2 * (mxus + engines + 2) + 1 <=
-                 ctx.chip.core.sequencer.semaphores
+  return kMaxInputBuffers * (mxus + engines) + 2 * (mxus + engines + 2) + 1 <= ctx.semaphores
              ? kMaxInputBuffers
              : 2;
 }
@@ -124,11 +123,8 @@ double step_mxu_cycles(const ChipSpec& chip, std::uint64_t group, std::uint64_t 
   double per_item = 0;
   switch (mxu.dataflow) {
     case Dataflow::kWeightStationary: {
-      // The array shifts a tile through all R rows however few it fills, but charging R here
-      // makes the search pick many small per-head weight tiles whose DMA and hand-off costs it
-      // does not see (GPT-2 decode attention got slower); K rows is the better guide for now.
-      const double weight_rows = double(std::min<std::uint64_t>(kc, mxu.rows));
-      per_item = db ? std::max(rows, weight_rows) : 2 * R + rows + ncols - 2;
+      // The array shifts a tile through all R rows however few it fills.
+      per_item = db ? std::max(rows, R) : 2 * R + rows + ncols - 2;
       break;
     }
     case Dataflow::kOutputStationary:

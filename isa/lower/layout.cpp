@@ -131,7 +131,8 @@ Address OnChip::take(std::uint64_t bytes, const std::string& what) {
                                 std::string(space_name(space_)) + ", which holds " +
                                 std::to_string(capacity_));
   used_ = at + bytes;
-  return Address{space_, at};
+  if (high_water_) *high_water_ = std::max(*high_water_, used_);
+  return Address{space_, base_ + at};
 }
 
 }  // namespace tpusim::isa::lower_detail

@@ -43,10 +43,15 @@ RowView matrix_rows(const TensorPlacement& t);
 // Element count of dimensions [from, to) of a shape.
 std::int64_t product(const workloads::Shape& shape, std::size_t from, std::size_t to);
 
-// Byte allocator for an on-chip memory, reset per operator.
+// Byte allocator for an on-chip memory, reset per operator. Offsets are checked against the
+// capacity the planners see; `base` then moves the whole operator within the memory (its window
+// beside a predecessor still running, README "Operator overlap"), so the plan never depends on
+// where the window sits. `high_water` (optional) records the bytes used from base.
 class OnChip {
  public:
-  OnChip(Space space, std::uint64_t capacity) : space_(space), capacity_(capacity) {}
+  OnChip(Space space, std::uint64_t capacity, std::uint64_t base = 0,
+         std::uint64_t* high_water = nullptr)
+      : space_(space), capacity_(capacity), base_(base), high_water_(high_water) {}
   // Returns the address, or throws WorkloadError naming `what` when the memory is full.
   Address take(std::uint64_t bytes, const std::string& what);
   std::uint64_t used() const { return used_; }
@@ -55,6 +60,8 @@ class OnChip {
  private:
   Space space_;
   std::uint64_t capacity_;
+  std::uint64_t base_;
+  std::uint64_t* high_water_;
   std::uint64_t used_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "isa/lower/lower_impl.h"
+#include "isa/lower/overlap.h"
 
 namespace tpusim::isa {
 
@@ -23,15 +24,30 @@ using workloads::TensorRole;
 
 namespace lower_detail {
 
+OnChip OpContext::vmem() {
+  return OnChip(Space::kVmem, chip.core.vmem.capacity.value(), base.vmem, &used.vmem);
+}
+
+OnChip OpContext::accmem() {
+  return OnChip(Space::kAccmem, chip.core.accmem.capacity.value(), base.accmem, &used.accmem);
+}
+
+SemaphorePool OpContext::semaphore_pool() {
+  return SemaphorePool(semaphores, base.sems, &used.sems);
+}
+
 std::uint32_t OpContext::engines() const {
   // Hand-offs take 4 semaphores per engine and 4 per MXU, plus 5 for the accumulator and
   // prologue; on a chip with few semaphores the operator uses fewer engines.
-  const std::int64_t sems = chip.core.sequencer.semaphores;
+  const std::int64_t sems = semaphores;
   const std::int64_t fit = (sems - 4 * std::int64_t(chip.core.mxu.count) - 5) / 4;
-  if (fit < 1)
-    fail("core.sequencer.semaphores = " + std::to_string(sems) +
+  if (fit < 1) {
+    // The operator fences (README "Operator overlap") hold the rest.
+    const std::uint32_t fences = chip.core.sequencer.semaphores - semaphores;
+    fail("core.sequencer.semaphores = " + std::to_string(chip.core.sequencer.semaphores) +
          " is too few for the double-buffered schedule (needs " +
-         std::to_string(4 * chip.core.mxu.count + 9) + ")");
+         std::to_string(4 * chip.core.mxu.count + 9 + fences) + ")");
+  }
   return static_cast<std::uint32_t>(std::min<std::int64_t>(fit, chip.core.dma.engines));
 }
 
@@ -88,6 +104,8 @@ struct Halo {
   std::int64_t top = 0, bottom = 0, left = 0, right = 0;
   std::optional<double> fill;
 };
+
+void lower_op(OpContext& ctx, const LowerOptions& options);
 
 }  // namespace
 
@@ -212,6 +230,30 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     if (!p.alias_of.empty()) p.base = placed[index_of[p.alias_of]].base;
 
   Emitter e(chip);
+  // Operator overlap (README "Operator overlap") needs one core: cores only meet at barriers.
+  const bool overlap = options.overlap_operators && chip.cores == 1 &&
+                       chip.core.sequencer.semaphores > kOperatorFences;
+  const std::uint32_t op_semaphores =
+      chip.core.sequencer.semaphores - (overlap ? kOperatorFences : 0);
+  const WindowLimits limits{chip.core.vmem.capacity.value(), chip.core.accmem.capacity.value(),
+                            op_semaphores};
+  std::vector<Unit> units = dma_units(chip);
+  for (Unit u : mxu_units(chip)) units.push_back(u);
+  units.push_back(vpu_unit());
+  const auto all = static_cast<std::uint32_t>(units.size());
+  const Unit sequencer{UnitKind::kSeq, 0};
+  // The operator emitted last, which may still run when the next one starts: its window, what it
+  // moves off chip, and the fence every unit signals once it is done with it.
+  struct Running {
+    OpContext::Window base, used;
+    OffChipSpans spans;
+    std::uint16_t fence = 0;
+  };
+  std::optional<Running> running;
+  int unfenced = -1;  // the fence before running's when not yet waited (a semaphore)
+  std::uint16_t parity = 0;
+  std::uint32_t next_mxu = 0;
+  std::map<std::string, const TensorPlacement*> constants;
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {
     const Op& op = graph.ops[i];
     if (fused[i]) continue;
@@ -229,14 +271,27 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     plan.name = op.name;
     plan.kind = std::string(workloads::op_kind_name(op.kind));
     plan.macs = static_cast<std::uint64_t>(workloads::op_macs(graph, op));
+    std::string kind = plan.kind;
+    std::string name = op.name;
+    for (std::size_t j = i + 1; j < graph.ops.size() && fused[j]; ++j) {
+      name += "+" + graph.ops[j].name;
+      kind += "+" + std::string(workloads::op_kind_name(graph.ops[j].kind));
+    }
+    if (name != op.name) plan.notes = "fused: " + name;
+    const OpPlan unplanned = plan;
     OpContext ctx{e,           chip,    graph,         op,   {}, &placed[result[i]],
                   epilogue[i], nullptr, out.mxu_dtype, plan, {}};
+    ctx.semaphores = op_semaphores;
+    ctx.first_mxu = next_mxu;
+    ctx.next_mxu = next_mxu;
     for (TensorId t : op.inputs) ctx.inputs.push_back(&placed[t]);
     if (epilogue_bias[i]) ctx.epilogue_bias = &placed[*epilogue_bias[i]];
-    ctx.constant = [&](const std::string& name, workloads::Shape shape, TensorInit init,
+    // Lowering again at another window asks for the same constants: they are made once.
+    ctx.constant = [&](const std::string& cname, workloads::Shape shape, TensorInit init,
                        double value) {
+      if (auto it = constants.find(cname); it != constants.end()) return it->second;
       TensorPlacement c;
-      c.name = name;
+      c.name = cname;
       c.dtype = DType::kFp32;
       c.shape = shape;
       c.storage = shape;
@@ -246,62 +301,65 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
       c.fill = value;
       allocate(c);
       placed.push_back(c);
-      return &placed.back();
+      return constants[cname] = &placed.back();
     };
-    std::string kind = plan.kind;
-    std::string name = op.name;
-    for (std::size_t j = i + 1; j < graph.ops.size() && fused[j]; ++j) {
-      name += "+" + graph.ops[j].name;
-      kind += "+" + std::string(workloads::op_kind_name(graph.ops[j].kind));
-    }
-    if (name != op.name) plan.notes = "fused: " + name;
-    e.begin_op(plan.kind, name);
-    switch (op.kind) {
-      case OpKind::kMatmul:
-        lower_matmul(ctx);
-        break;
-      case OpKind::kConv2d:
-        lower_conv2d(ctx);
-        break;
-      case OpKind::kAdd:
-      case OpKind::kMul:
-      case OpKind::kBias:
-      case OpKind::kRelu:
-      case OpKind::kRelu6:
-      case OpKind::kGelu:
-        lower_elementwise(ctx);
-        break;
-      case OpKind::kSoftmax:
-        lower_softmax(ctx);
-        break;
-      case OpKind::kLayerNorm:
-        lower_layernorm(ctx);
-        break;
-      case OpKind::kMaxPool:
-      case OpKind::kAvgPool:
-        lower_window(ctx);
-        break;
-      case OpKind::kGlobalAvgPool:
-        lower_global_avg_pool(ctx);
-        break;
-      case OpKind::kReshape:
-      case OpKind::kTranspose:
-      case OpKind::kConcat:
-        lower_copy(ctx);
-        break;
-      case OpKind::kEmbedding: {
-        auto it = options.index_values.find(graph.tensor(op.inputs[1]).name);
-        lower_embedding(ctx, it == options.index_values.end() ? nullptr : &it->second);
-        break;
+    const Emitter::Mark mark = e.mark();
+    const auto lower_at = [&](OpContext::Window base) {
+      plan = unplanned;
+      ctx.base = base;
+      ctx.used = {};
+      e.begin_op(plan.kind, name);
+      lower_op(ctx, options);
+    };
+    lower_at({});
+    if (!overlap) {
+      // Every core waits for every other before the next operator reads what this one wrote.
+      for (std::uint16_t c = 0; c < chip.cores; ++c) {
+        e.set_core(c);
+        e.barrier();
       }
-    }
-    // Every core waits for every other before the next operator reads what this one wrote.
-    for (std::uint16_t c = 0; c < chip.cores; ++c) {
-      e.set_core(c);
-      e.barrier();
+    } else {
+      // Beside the running operator, this one starts at once and waits for it only before its
+      // first instruction that touches what it writes; else it waits before anything.
+      const std::size_t first = mark.instructions;
+      std::optional<std::size_t> wait_at;
+      if (running) {
+        const auto beside = window_beside(running->base, running->used, ctx.used, limits);
+        if (beside && !(*beside == OpContext::Window{})) {
+          e.rollback(mark);
+          lower_at(*beside);
+        }
+        wait_at = beside ? first_dependent(e.program(), first, e.program().instructions.size(),
+                                           running->spans)
+                         : first;
+      }
+      // The operator before the running one held this one's window and semaphores.
+      std::size_t inserted = 0;
+      if (unfenced >= 0) {
+        e.insert(first, SemWait{sequencer, static_cast<std::uint16_t>(unfenced), all});
+        unfenced = -1;
+        inserted = 1;
+      }
+      if (running) {
+        if (wait_at)
+          e.insert(*wait_at + inserted, SemWait{sequencer, running->fence, all});
+        else
+          unfenced = running->fence;
+      }
+      next_mxu = ctx.next_mxu;
+      const auto fence = static_cast<std::uint16_t>(op_semaphores + parity);
+      parity ^= 1;
+      for (Unit u : units) e.signal(u, fence);
+      running = Running{ctx.base, ctx.used,
+                        off_chip_spans(e.program(), first, e.program().instructions.size()), fence};
     }
     plan.kind = kind;
     out.plans.push_back(plan);
+  }
+  if (running) {
+    // Every fence is taken before the program ends.
+    if (unfenced >= 0) e.wait(sequencer, static_cast<std::uint16_t>(unfenced), all);
+    e.wait(sequencer, running->fence, all);
   }
   if (next > chip.memory.capacity.value())
     throw WorkloadError({}, "graph '" + graph.name + "' needs " + std::to_string(next) +
@@ -313,6 +371,53 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
   out.hbm_bytes = next;
   return out;
 }
+
+namespace {
+
+// The operator's own lowering, by kind.
+void lower_op(OpContext& ctx, const LowerOptions& options) {
+  switch (ctx.op.kind) {
+    case OpKind::kMatmul:
+      lower_matmul(ctx);
+      break;
+    case OpKind::kConv2d:
+      lower_conv2d(ctx);
+      break;
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kBias:
+    case OpKind::kRelu:
+    case OpKind::kRelu6:
+    case OpKind::kGelu:
+      lower_elementwise(ctx);
+      break;
+    case OpKind::kSoftmax:
+      lower_softmax(ctx);
+      break;
+    case OpKind::kLayerNorm:
+      lower_layernorm(ctx);
+      break;
+    case OpKind::kMaxPool:
+    case OpKind::kAvgPool:
+      lower_window(ctx);
+      break;
+    case OpKind::kGlobalAvgPool:
+      lower_global_avg_pool(ctx);
+      break;
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kConcat:
+      lower_copy(ctx);
+      break;
+    case OpKind::kEmbedding: {
+      auto it = options.index_values.find(ctx.graph.tensor(ctx.op.inputs[1]).name);
+      lower_embedding(ctx, it == options.index_values.end() ? nullptr : &it->second);
+      break;
+    }
+  }
+}
+
+}  // namespace
 
 std::string explain(const Lowered& lowered, const ChipSpec& chip) {
   std::ostringstream os;

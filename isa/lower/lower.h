@@ -67,6 +67,10 @@ struct LowerOptions {
   std::map<std::string, std::vector<std::int64_t>> index_values;
   // Fuse bias / activation into the accumulator read-out of the producing matmul or conv.
   bool fuse_epilogues = true;
+  // On one core, start each operator beside the one before it (buffers and semaphores apart)
+  // and wait for it only before touching what it writes (README "Operator overlap"); otherwise
+  // a barrier separates every two operators.
+  bool overlap_operators = true;
 };
 
 struct Lowered {

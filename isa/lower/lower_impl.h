@@ -30,6 +30,28 @@ struct OpContext {
                                        TensorInit init, double value)>
       constant;
 
+  // Where this operator's vmem and accmem buffers and its semaphores start, and how much of each
+  // it used (README "Operator overlap"). The planners see the whole memories and
+  // `semaphores` semaphores wherever the window sits.
+  struct Window {
+    std::uint64_t vmem = 0, accmem = 0;
+    std::uint32_t sems = 0;
+    friend bool operator==(const Window& a, const Window& b) {
+      return a.vmem == b.vmem && a.accmem == b.accmem && a.sems == b.sems;
+    }
+  };
+  Window base{};
+  Window used{};
+  std::uint32_t semaphores = 0;  // per core, the operator fences excluded
+  // The MXU that takes a step's first weight tile, and the one after the last tile of the last
+  // step: an operator running beside its predecessor starts where that one's work ends, so two
+  // unbalanced operators (6 column slices on 4 MXUs) even out.
+  std::uint32_t first_mxu = 0;
+  std::uint32_t next_mxu = 0;
+
+  OnChip vmem();
+  OnChip accmem();
+  SemaphorePool semaphore_pool();
   std::uint32_t engines() const;  // DMA engines this operator uses
   std::uint16_t cores() const { return static_cast<std::uint16_t>(chip.cores); }
   double hbm_bytes_per_cycle() const;

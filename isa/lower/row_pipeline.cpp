@@ -60,7 +60,7 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
     for (std::size_t i = core; i < tiles.size(); i += ctx.cores()) mine.push_back(tiles[i]);
     if (mine.empty()) continue;
     e.set_core(core);
-    SemaphorePool pool(ctx.chip.core.sequencer.semaphores);
+    SemaphorePool pool = ctx.semaphore_pool();
     Handoff in_full[2], in_empty[2], out_full[2], out_empty[2];
     for (int b = 0; b < 2; ++b) {
       in_full[b] = pool.handoff(dmas, vpu);

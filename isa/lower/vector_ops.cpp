@@ -81,7 +81,7 @@ void lower_elementwise(OpContext& ctx) {
   const TensorPlacement& out = *ctx.output;
   const std::uint64_t cols = static_cast<std::uint64_t>(out.shape.back());
   const std::uint64_t rows = rows_of(out);
-  OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+  OnChip vmem = ctx.vmem();
   RowPipeline p;
   p.inputs.push_back(tile_input(as_matrix(x)));
   p.out_bytes_per_row = cols * dtype_bytes(out.dtype);
@@ -162,7 +162,7 @@ void lower_softmax(OpContext& ctx) {
   const TensorPlacement& out = *ctx.output;
   const std::uint64_t cols = static_cast<std::uint64_t>(x.shape.back());
   const std::uint64_t rows = rows_of(x);
-  OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+  OnChip vmem = ctx.vmem();
   RowPipeline p;
   p.inputs.push_back(tile_input(as_matrix(x)));
   const bool causal = ctx.op.attrs.causal;
@@ -213,7 +213,7 @@ void lower_layernorm(OpContext& ctx) {
   const TensorPlacement& out = *ctx.output;
   const std::uint64_t cols = static_cast<std::uint64_t>(x.shape.back());
   const std::uint64_t rows = rows_of(x);
-  OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+  OnChip vmem = ctx.vmem();
   const Resident gamma = resident(vmem, ctx.inputs[1], cols);
   const Resident beta = resident(vmem, ctx.inputs[2], cols);
   const Resident inv_d = resident(

@@ -42,7 +42,7 @@ void lower_window(OpContext& ctx) {
   const std::uint64_t row_bytes = width * c * ex;        // one stored image row
   const std::int64_t col0 = -at.pad_left + x.origin[2];  // stored column of window column 0
 
-  OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+  OnChip vmem = ctx.vmem();
   // Resident operands: depthwise weights [KH*KW, C], bias, 1/(KH*KW) for average pools.
   struct Row {
     Preload pre;
@@ -218,7 +218,7 @@ void lower_global_avg_pool(OpContext& ctx) {
     cb = round_up(cb / 2, 8);
   for (std::uint64_t c0 = 0; c0 < c; c0 += cb) {
     const std::uint64_t n_ch = std::min(cb, c - c0);
-    OnChip vmem(Space::kVmem, ctx.chip.core.vmem.capacity.value());
+    OnChip vmem = ctx.vmem();
     const Address inv = vmem.take(n_ch * 4, "1/area");
     RowPipeline p;
     p.preloads.push_back(Preload{inv_t, n_ch * 4, inv});  // every element holds 1/area

@@ -71,6 +71,8 @@ int run_cli(int argc, char** argv) {
   run->add_option("--dump", run_args.dump,
                   "With --functional: write outputs (and generated inputs) as NAME.npy here");
   run->add_option("--seed", run_args.seed, "Seed of generated inputs and weights")->default_val(1);
+  run->add_flag("--no-overlap", run_args.no_overlap,
+                "Separate every two operators by a barrier: no operator starts beside the one before it");
   add_watch_options(run, &run_args.watch);
   add_overrides(run, &run_args.overrides);
   ExecCommandArgs exec_args;
@@ -101,6 +103,8 @@ int run_cli(int argc, char** argv) {
   compile->add_option("-o,--output", compile_args.output, "Program to write (.tasm text or .tbin binary)");
   compile->add_flag("--explain", compile_args.explain,
                     "Print each operator's tile, loop order, placement, footprint and bound");
+  compile->add_flag("--no-overlap", compile_args.no_overlap,
+                    "Separate every two operators by a barrier: no operator starts beside the one before it");
   add_overrides(compile, &compile_args.overrides);
   AsmCommandArgs asm_args;
   CLI::App* assemble = app.add_subcommand("asm", "Assemble .tasm text into a .tbin binary");

@@ -63,6 +63,7 @@ struct RunCommandArgs {
   std::string inputs;  // directory of NAME.npy inputs and weights (functional)
   std::string dump;    // directory for output tensors and generated inputs (functional)
   std::uint64_t seed = 1;
+  bool no_overlap = false;  // a barrier between every two operators (isa LowerOptions)
   WatchArgs watch;
 };
 int run_run(const RunCommandArgs& args);
@@ -73,6 +74,7 @@ struct CompileCommandArgs {
   std::vector<std::string> overrides;
   std::string output;  // .tasm or .tbin; empty: none
   bool explain = false;
+  bool no_overlap = false;
 };
 int run_compile(const CompileCommandArgs& args);
 

@@ -50,7 +50,9 @@ isa::Lowered compile_workload(const config::ChipConfig& chip, const workloads::G
 int run_compile(const CompileCommandArgs& args) {
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   const workloads::Graph graph = workloads::load_workload(resolve_workload_path(args.workload));
-  const isa::Lowered lowered = compile_workload(chip, graph, {});
+  isa::LowerOptions options;
+  options.overlap_operators = !args.no_overlap;
+  const isa::Lowered lowered = compile_workload(chip, graph, options);
   if (args.explain) std::cout << isa::explain(lowered, chip.spec);
   if (args.output.empty()) {
     if (!args.explain)
@@ -95,6 +97,7 @@ int run_run(const RunCommandArgs& args) {
 
   FunctionalData data;
   isa::LowerOptions options;
+  options.overlap_operators = !args.no_overlap;
   if (args.functional) {
     data = prepare_functional_data(graph, args.inputs, args.seed);
     options.index_values = data.indices;

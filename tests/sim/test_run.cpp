@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -24,6 +26,7 @@
 
 namespace {
 
+using nlohmann::json;
 using tpusim::test::slurp;
 using tpusim::test::TempDir;
 namespace wl = tpusim::workloads;
@@ -378,4 +381,138 @@ TEST_CASE("run: a 2048^3 bf16 GEMM keeps tpu-v4i's MXUs at least 95% busy", "[ru
   const double ideal = 2048.0 * 2048 * 2048 / (4 * 128 * 128);
   CHECK(report["cycles"].get<double>() >= ideal);
   CHECK(report["utilization"]["mxu"].get<double>() >= 0.95);
+}
+
+namespace {
+
+// The instructions of each operator in a `.tasm` program, by operator id (the `.op N` blocks).
+std::map<int, std::vector<std::string>> op_sections(const std::string& tasm) {
+  std::map<int, std::vector<std::string>> sections;
+  std::istringstream in(tasm);
+  std::string line;
+  int current = -1;
+  while (std::getline(in, line)) {
+    if (line.rfind(".op ", 0) == 0 && line.find('"') == std::string::npos) {
+      current = std::stoi(line.substr(4));
+      continue;
+    }
+    if (current >= 0 && !line.empty() && line[0] != ';' && line[0] != '.')
+      sections[current].push_back(line);
+  }
+  return sections;
+}
+
+// Index of the first line starting with `prefix`, or the section's size.
+std::size_t first_of(const std::vector<std::string>& lines, const std::string& prefix) {
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].rfind(prefix, 0) == 0) return i;
+  return lines.size();
+}
+
+// The lowest and highest vmem address an operator's instructions name.
+std::pair<std::uint64_t, std::uint64_t> vmem_span(const std::vector<std::string>& lines) {
+  std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
+  for (const std::string& l : lines)
+    for (std::size_t at = l.find("vmem:"); at != std::string::npos; at = l.find("vmem:", at + 1)) {
+      const std::uint64_t addr = std::stoull(l.substr(at + 5), nullptr, 0);
+      lo = std::min(lo, addr);
+      hi = std::max(hi, addr);
+    }
+  return {lo, hi};
+}
+
+json run_report(const std::string& graph_text, const std::string& extra) {
+  TempDir dir;
+  const std::string graph_path = dir.write("graph.yaml", graph_text);
+  const std::string out = dir.path("out");
+  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE
+                              "' run -q -c tpu-v4i -w '" +
+                              graph_path + "' -o '" + out + "' " + extra + " > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  return json::parse(slurp(out + "/report.json"));
+}
+
+const json& op_named(const json& report, const std::string& name) {
+  for (const json& o : report["ops"])
+    if (o["name"] == name) return o;
+  FAIL("no operator " << name);
+  return report;
+}
+
+// Two independent weight-streaming products of one input, then their sum.
+const char* const kTwoBranches = R"(name: branches
+dtype: bf16
+tensors:
+  - {name: x, shape: [1, 768], role: input}
+  - {name: y, shape: [1, 768], role: output}
+ops:
+  - {name: a, op: linear, inputs: [x], features: 768, bias: true}
+  - {name: b, op: linear, inputs: [x], features: 768}
+  - {name: y, op: add, inputs: [a, b]}
+)";
+
+}  // namespace
+
+TEST_CASE("run: an operator starts beside the one before it and waits only to read its result",
+          "[run][overlap]") {
+  const auto ops = op_sections(compile_text("tpu-v4i", kTwoBranches, false));
+  REQUIRE(ops.size() == 3);
+  const auto &a = ops.at(0), &b = ops.at(1), &y = ops.at(2);
+  // b reads only x: it never waits for a. y reads a and b: the sequencer waits before its loads.
+  CHECK(first_of(a, "sem.wait seq") == a.size());
+  CHECK(first_of(b, "sem.wait seq") == b.size());
+  CHECK(first_of(y, "sem.wait seq") < first_of(y, "load "));
+  // b's buffers sit beside a's, so neither overwrites the other's.
+  const auto span_a = vmem_span(a), span_b = vmem_span(b);
+  CHECK((span_a.second < span_b.first || span_b.second < span_a.first));
+  // With a barrier between operators none of this happens.
+  TempDir dir;
+  const std::string graph_path = dir.write("graph.yaml", kTwoBranches);
+  const std::string tasm = dir.path("p.tasm");
+  REQUIRE(std::system(("cd '" TPUSIM_SOURCE_DIR "' && '" TPUSIM_EXE "' compile -c tpu-v4i -w '" +
+                       graph_path + "' --no-overlap -o '" + tasm + "' 2> /dev/null")
+                          .c_str()) == 0);
+  const auto barriers = op_sections(slurp(tasm));
+  CHECK(first_of(barriers.at(0), "barrier") < barriers.at(0).size());
+  CHECK(first_of(barriers.at(1), "sem.wait seq") == barriers.at(1).size());
+
+  // In the run, b's weights stream while a still works; with barriers b starts after a ends.
+  const json overlapped = run_report(kTwoBranches, "");
+  CHECK(op_named(overlapped, "b")["start_cycle"] < op_named(overlapped, "a")["end_cycle"]);
+  const json separated = run_report(kTwoBranches, "--no-overlap");
+  CHECK(op_named(separated, "b")["start_cycle"] >= op_named(separated, "a")["end_cycle"]);
+  CHECK(overlapped["cycles"] < separated["cycles"]);
+
+  // Values do not depend on it.
+  for (const std::string extra : {"", "--no-overlap"}) {
+    const Outcome o = run_and_compare("tpu-v4i", kTwoBranches, extra);
+    REQUIRE(o.exit_code == 0);
+    CHECK(o.nonzero > 0);
+    CHECK(o.compared == 768);
+    CHECK(o.worst < 1.0 / 64);
+  }
+}
+
+TEST_CASE("run: one-row products against transposed weights swap operands, bias per row", "[run]") {
+  // C = x W^T with one row of x per head streams W's rows against x as the stationary column:
+  // 1025 keys in 128-column tiles leave a last tile of one column that still shifts 128 rows.
+  const std::string graph = R"(name: one_row
+dtype: bf16
+tensors:
+  - {name: x, shape: [6, 1, 64], role: input}
+  - {name: w, shape: [6, 1025, 64], role: weight}
+  - {name: bias, shape: [1025], role: weight}
+  - {name: y, shape: [6, 1, 1025], role: output}
+ops:
+  - {name: xw, op: matmul, inputs: [x, w], transpose_b: true}
+  - {name: y, op: bias, inputs: [xw, bias]}
+)";
+  const std::string plan = compile_text("tpu-v4i", graph, true);
+  CHECK(contains(plan, "operands swapped"));
+  CHECK(contains(plan, "fused: xw+y"));
+  const Outcome o = run_and_compare("tpu-v4i", graph);
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 6 * 1025);
+  CHECK(o.worst < 1.0 / 64);
 }
