@@ -173,18 +173,16 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       out_empty[i] = pool.handoff(store_dmas, vpu);
     }
     if (bias || six) {
-      const Handoff prologue = pool.handoff({dmas.front()}, vpu);
-      const std::uint8_t engine = 0;
+      const Handoff prologue = pool.handoff({Unit{UnitKind::kDma, 0}}, vpu);
       if (bias)
-        e.dma(engine, Transfer{false,
-                               {Space::kHbm, bias->base},
-                               bias_raw,
-                               bias_len * dtype_bytes(bias->dtype),
-                               {1},
-                               {0},
-                               {0}});
-      if (six)
-        e.dma(engine, Transfer{false, {Space::kHbm, six->base}, six_row, tn * 4, {1}, {0}, {0}});
+        e.dma(0, Transfer{false,
+                          {Space::kHbm, bias->base},
+                          bias_raw,
+                          bias_len * dtype_bytes(bias->dtype),
+                          {1},
+                          {0},
+                          {0}});
+      if (six) e.dma(0, Transfer{false, {Space::kHbm, six->base}, six_row, tn * 4, {1}, {0}, {0}});
       prologue.post(e);
       prologue.take(e);
       if (bias)
