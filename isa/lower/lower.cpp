@@ -105,7 +105,48 @@ struct Halo {
   std::optional<double> fill;
 };
 
-void lower_op(OpContext& ctx, const LowerOptions& options);
+// The operator's own lowering, by kind.
+void lower_op(OpContext& ctx, const LowerOptions& options) {
+  switch (ctx.op.kind) {
+    case OpKind::kMatmul:
+      lower_matmul(ctx);
+      break;
+    case OpKind::kConv2d:
+      lower_conv2d(ctx);
+      break;
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kBias:
+    case OpKind::kRelu:
+    case OpKind::kRelu6:
+    case OpKind::kGelu:
+      lower_elementwise(ctx);
+      break;
+    case OpKind::kSoftmax:
+      lower_softmax(ctx);
+      break;
+    case OpKind::kLayerNorm:
+      lower_layernorm(ctx);
+      break;
+    case OpKind::kMaxPool:
+    case OpKind::kAvgPool:
+      lower_window(ctx);
+      break;
+    case OpKind::kGlobalAvgPool:
+      lower_global_avg_pool(ctx);
+      break;
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kConcat:
+      lower_copy(ctx);
+      break;
+    case OpKind::kEmbedding: {
+      auto it = options.index_values.find(ctx.graph.tensor(ctx.op.inputs[1]).name);
+      lower_embedding(ctx, it == options.index_values.end() ? nullptr : &it->second);
+      break;
+    }
+  }
+}
 
 }  // namespace
 
@@ -371,53 +412,6 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
   out.hbm_bytes = next;
   return out;
 }
-
-namespace {
-
-// The operator's own lowering, by kind.
-void lower_op(OpContext& ctx, const LowerOptions& options) {
-  switch (ctx.op.kind) {
-    case OpKind::kMatmul:
-      lower_matmul(ctx);
-      break;
-    case OpKind::kConv2d:
-      lower_conv2d(ctx);
-      break;
-    case OpKind::kAdd:
-    case OpKind::kMul:
-    case OpKind::kBias:
-    case OpKind::kRelu:
-    case OpKind::kRelu6:
-    case OpKind::kGelu:
-      lower_elementwise(ctx);
-      break;
-    case OpKind::kSoftmax:
-      lower_softmax(ctx);
-      break;
-    case OpKind::kLayerNorm:
-      lower_layernorm(ctx);
-      break;
-    case OpKind::kMaxPool:
-    case OpKind::kAvgPool:
-      lower_window(ctx);
-      break;
-    case OpKind::kGlobalAvgPool:
-      lower_global_avg_pool(ctx);
-      break;
-    case OpKind::kReshape:
-    case OpKind::kTranspose:
-    case OpKind::kConcat:
-      lower_copy(ctx);
-      break;
-    case OpKind::kEmbedding: {
-      auto it = options.index_values.find(ctx.graph.tensor(ctx.op.inputs[1]).name);
-      lower_embedding(ctx, it == options.index_values.end() ? nullptr : &it->second);
-      break;
-    }
-  }
-}
-
-}  // namespace
 
 std::string explain(const Lowered& lowered, const ChipSpec& chip) {
   std::ostringstream os;
