@@ -99,32 +99,36 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
   const double now = sc_core::sc_time_stamp().to_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
   const std::uint64_t burst = address_map_.burst_bytes();
-  const std::uint64_t end = addr + bytes;
+  const std::uint64_t first = addr / burst * burst;
+  const auto n = static_cast<std::uint32_t>((addr + bytes - first + burst - 1) / burst);
+  if (n == 0) return;
   // Pieces first (a write's data crosses the interconnect per channel before it arrives), then
   // each piece's bursts, so one piece's bursts have consecutive ids.
-  mapped_.clear();
-  for (std::uint64_t at = addr / burst * burst; at < end; at += burst) {
-    mapped_.push_back(address_map_.map(at));
-    const std::uint32_t ch = mapped_.back().channel;
-    if (piece_of_channel_[ch] == kNoPiece) {
-      piece_of_channel_[ch] = static_cast<std::uint32_t>(t.pieces.size());
-      t.pieces.push_back(Piece{ch, 0, 0, 0, 0});
+  mapped_.resize(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const DramAddress a = address_map_.map(first + std::uint64_t{i} * burst);
+    mapped_[i] = a;
+    if (piece_of_channel_[a.channel] == kNoPiece) {
+      piece_of_channel_[a.channel] = static_cast<std::uint32_t>(t.pieces.size());
+      t.pieces.push_back(Piece{a.channel, 0, 0, 0, 0});
     }
-    Piece& p = t.pieces[piece_of_channel_[ch]];
-    p.bytes += std::min(end, at + burst) - std::max(addr, at);
-    ++p.bursts;
+    ++t.pieces[piece_of_channel_[a.channel]].bursts;
   }
-  // Each piece's bursts in address order: a counting sort by piece.
+  // Each piece's bursts in address order (a counting sort by piece) and its bytes: whole bursts
+  // but for the ends of the range.
   piece_fill_.clear();
   std::uint32_t start = 0;
-  for (const Piece& p : t.pieces) {
+  for (Piece& p : t.pieces) {
     piece_fill_.push_back(start);
     start += p.bursts;
+    p.bytes = std::uint64_t{p.bursts} * burst;
   }
-  by_piece_.resize(mapped_.size());
-  for (std::uint32_t i = 0; i < mapped_.size(); ++i)
-    by_piece_[piece_fill_[piece_of_channel_[mapped_[i].channel]]++] = i;
-  std::uint32_t k = 0;
+  t.pieces[piece_of_channel_[mapped_.front().channel]].bytes -= addr - first;
+  t.pieces[piece_of_channel_[mapped_.back().channel]].bytes -=
+      first + std::uint64_t{n} * burst - (addr + bytes);
+  sorted_.resize(n);
+  for (const DramAddress& a : mapped_) sorted_[piece_fill_[piece_of_channel_[a.channel]]++] = a;
+  start = 0;
   for (Piece& p : t.pieces) {
     piece_of_channel_[p.channel] = kNoPiece;
     const std::uint32_t there = noc_.memory_node(p.channel);
@@ -136,11 +140,8 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
     t.last_arrival_cycle = std::max(t.last_arrival_cycle, cycle);
     DramController& controller = dram_[p.channel];
     p.transfer = controller.open_transfer();
-    for (std::uint32_t b = 0; b < p.bursts; ++b, ++k) {
-      const DramController::BurstId id =
-          controller.enqueue(mapped_[by_piece_[k]], t.write, cycle, p.transfer);
-      if (b == 0) p.first = id;
-    }
+    p.first = controller.enqueue(&sorted_[start], p.bursts, t.write, cycle, p.transfer);
+    start += p.bursts;
   }
 }
 

@@ -146,7 +146,8 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   // dram_post scratch: the piece of each channel the transaction touched; its bursts, mapped.
   std::vector<std::uint32_t> piece_of_channel_;
   std::vector<DramAddress> mapped_;
-  std::vector<std::uint32_t> piece_fill_, by_piece_;
+  std::vector<std::uint32_t> piece_fill_;
+  std::vector<DramAddress> sorted_;
   PerOpStats<MemoryStats> stats_;
   BackingStore store_;
   std::uint32_t track_;
