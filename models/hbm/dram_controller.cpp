@@ -402,6 +402,36 @@ void DramController::complete_column(BurstId id, std::uint64_t at) {
     while (base_ < next_admit_ && (ring[base_ & mask].state & kDone)) ++base_;
 }
 
+void DramController::complete_in_order(BurstId id, std::uint64_t at) {
+  Slot& s = slot(id);
+  const std::uint8_t state = s.state;
+  const bool write = state & kWrite;
+  const std::uint64_t end = channel_.issue_column(s.bank, s.group, write, at);
+  Transfer& t = transfers_[s.transfer & transfer_mask_];
+  ++t.done;
+  t.first_done = std::min(t.first_done, end);
+  t.last_done = std::max(t.last_done, end);
+  if (!(state & kStarted)) {
+    ++t.hits;
+    ++stats_.row_hits;
+  } else {
+    ++((state & kConflict) ? t.conflicts : t.misses);
+  }
+  const std::uint64_t latency = end - s.arrival;
+  stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
+  stats_.latency_cycles += latency;
+  if (latency < kShortLatency)
+    ++short_latency_[latency];
+  else
+    stats_.latency.add(latency);
+  left_at_[leave_slot_] = at;
+  if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
+  s.state = static_cast<std::uint8_t>((state & ~kQueuedHit) | kDone);
+  --queued_;
+  --(write ? queued_writes_ : queued_reads_);
+  base_ = id + 1;  // it was the oldest, and the queue has no gaps
+}
+
 void DramController::issue_column(const Choice& c) {
   complete_column(c.id, c.at);
   // Close-page precharges at once unless a queued burst still hits the row (DRAMsim3's
@@ -414,11 +444,84 @@ void DramController::issue_column(const Choice& c) {
   }
 }
 
+void DramController::leave_in_order() {
+  in_order_ = false;
+  row_floor_known_ = false;
+  pending_valid_ = false;
+  hit_first_[0] = hit_first_[1] = hit_last_[0] = hit_last_[1] = kNone;
+  queued_hits_ = 0;
+  for (BankQueue& bq : banks_) {
+    bq.first = bq.last = kNone;
+    bq.hits = bq.others = 0;
+    bq.first_hit_stale = bq.pre_known = false;
+  }
+  // The queue has no gaps in this mode: it is every burst from base_ to next_admit_.
+  for (BurstId id = base_; id < next_admit_; ++id) {
+    Slot& s = slot(id);
+    BankQueue& bq = banks_[s.bank];
+    s.bank_prev = bq.last;
+    s.bank_next = kNone;
+    (bq.last == kNone ? bq.first : slot(bq.last).bank_next) = id;
+    bq.last = id;
+    count_in(bq, s, id, channel_.open_row(s.bank));
+    if (s.state & kHit)
+      link_hit(id, s, true);
+    else
+      list_row_bank(s.bank);
+  }
+}
+
+bool DramController::advance_in_order(std::uint64_t until) {
+  Slot* const ring = ring_.data();
+  const std::size_t mask = ring_mask_;
+  for (;;) {
+    while (queued_ < queue_depth_ && next_admit_ < end_) {
+      Slot& s = ring[next_admit_ & mask];
+      std::uint64_t entry = s.arrival;
+      if (entered_ >= queue_depth_) entry = std::max(entry, left_at_[enter_slot_]);
+      if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
+      ++entered_;
+      s.entry = entry;
+      ++queued_;
+      ++next_admit_;
+      ++((s.state & kWrite) ? queued_writes_ : queued_reads_);
+      if (static_cast<std::int64_t>(s.row) != channel_.open_row(s.bank)) {
+        s.state |= kQueued;
+        leave_in_order();  // a row command is needed
+        return true;
+      }
+      s.state |= kQueuedHit;
+    }
+    Choice& best = pending_;
+    if (queued_ == 0) {
+      best.at = next_decision_ = kNoCycle;
+      pending_valid_ = true;
+      return false;
+    }
+    const Slot& s = ring[base_ & mask];
+    const std::uint64_t at = column_at(s);
+    if (at > least_column_floor()) {  // a younger hit may go first
+      leave_in_order();
+      return true;
+    }
+    best = Choice{at, base_, column_command(s.state & kWrite), true, s.bank};
+    next_decision_ = at;
+    pending_valid_ = at >= until;
+    if (pending_valid_) return false;
+    if (channel_.next_refresh() <= at) {
+      leave_in_order();
+      return true;
+    }
+    complete_in_order(base_, at);
+  }
+}
+
 [[gnu::flatten]] void DramController::advance(std::uint64_t until) {
   // Nothing new since the last call stopped at next_decision_: nothing more to decide yet.
   if (!changed_ && until <= next_decision_) return;
   changed_ = false;
   for (;;) {
+    if (in_order_ && !advance_in_order(until)) return;
     const BurstId entered = next_admit_ < end_ && queued_ < queue_depth_ ? admit() : kNone;
     Choice& best = pending_;
     bool valid = pending_valid_ && !fcfs_;
@@ -445,6 +548,10 @@ void DramController::issue_column(const Choice& c) {
     }
     issue_column(best);
     if (fcfs_ || close_page_) continue;
+    if (row_banks_.empty() && queued_ == next_admit_ - base_) {
+      in_order_ = true;
+      continue;
+    }
     // The run of column commands that select_frfcfs() would choose one by one, decided without
     // weighing the row commands: none comes before row_floor_ (kept a bound as bursts enter and
     // leave, see row_floor_known_). A refresh due ends the run, as does a row command.

@@ -197,12 +197,22 @@ class DramController {
   // The next command a queued burst needs, given its bank's row state.
   DramCommand next_command(const Slot& s) const;
   bool others_hit(std::uint32_t bank, std::uint64_t entered_by) const;
+  // In order: while every queued burst is a row hit (no bank needs a row command) and the
+  // queue has no gaps, the oldest burst's column command is FR-FCFS's choice whenever it reaches
+  // the least column floor, and nothing else need be kept: no lists, no bank summaries. Decides
+  // in that mode; returns false where advance() stops (the next decision is at `until` or
+  // later), true once it left the mode (lists rebuilt) for the general selection to go on.
+  bool advance_in_order(std::uint64_t until);
+  // Leaves the in-order mode: rebuilds the lists and bank summaries from the queue.
+  void leave_in_order();
   // Issues the chosen command and settles what it changes.
   void issue_row(const Choice& c);
   void issue_column(const Choice& c);
   // The column command of queued burst `id` at `at`: the channel, the burst's transfer and
   // the statistics; it leaves the queue.
   void complete_column(BurstId id, std::uint64_t at);
+  // complete_column() in the in-order mode: the oldest queued burst, no lists kept.
+  void complete_in_order(BurstId id, std::uint64_t at);
 
   DramChannel channel_;
   const std::uint32_t queue_depth_;
@@ -231,6 +241,7 @@ class DramController {
   // its own command's cycle), and lets the next selection look at the oldest hit alone.
   bool row_floor_known_ = false;
   std::uint64_t row_floor_ = 0;
+  bool in_order_ = false;            // see advance_in_order()
   std::uint64_t next_decision_ = 0;  // cycle of the command advance() stopped before
   // The choice advance() stopped before, still valid while no command issues: bursts that enter
   // later are merged into it rather than choosing among all again.

@@ -1,7 +1,6 @@
 #include "models/memory/memory.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 namespace tpusim::models {
@@ -42,6 +41,15 @@ void BackingStore::write(std::uint64_t addr, const std::uint8_t* in, std::uint64
 
 namespace {
 constexpr std::uint32_t kNoPiece = ~0u;
+
+// The DRAM clock edge at or after `seconds` (less a millionth of a cycle of rounding): std::ceil
+// without the library call, for the non-negative times it is given.
+std::uint64_t dram_cycle_at(double seconds, double hz) {
+  const double cycles = seconds * hz - 1e-6;
+  if (cycles <= 0) return 0;
+  const auto whole = static_cast<std::uint64_t>(cycles);
+  return double(whole) < cycles ? whole + 1 : whole;
+}
 }  // namespace
 
 Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
@@ -50,6 +58,7 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
       ctx_(ctx),
       timing_(ctx.spec.memory, ctx.spec.clock),
       address_map_(ctx.spec.memory.hbm),
+      shifts_(address_map_.power_of_two() ? address_map_.shifts() : AddressMap::Shifts{}),
       noc_(ctx.spec.noc, ctx.spec.cores,
            ctx.spec.memory.model == MemoryModel::kHbm ? ctx.spec.memory.hbm.total_channels()
                                                       : ctx.spec.memory.channels,
@@ -91,8 +100,7 @@ double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write
 std::uint64_t Memory::decidable_until() const {
   // A request posted now or later reaches a controller at this cycle or later (dram_post
   // rounds arrivals up the same way), so every command before it can be decided.
-  return static_cast<std::uint64_t>(
-      std::ceil(sc_core::sc_time_stamp().to_seconds() * dram_ck_hz_ - 1e-6));
+  return dram_cycle_at(sc_core::sc_time_stamp().to_seconds(), dram_ck_hz_);
 }
 
 void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) {
@@ -105,9 +113,16 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
   // Pieces first (a write's data crosses the interconnect per channel before it arrives), then
   // each piece's bursts, so one piece's bursts have consecutive ids.
   mapped_.resize(n);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const DramAddress a = address_map_.map(first + std::uint64_t{i} * burst);
-    mapped_[i] = a;
+  const auto map_all = [&](const auto& map) {
+    const auto local = map;  // see AddressMap::Shifts
+    DramAddress* const out = mapped_.data();
+    for (std::uint32_t i = 0; i < n; ++i) out[i] = local.map(first + std::uint64_t{i} * burst);
+  };
+  if (address_map_.power_of_two())
+    map_all(shifts_);
+  else
+    map_all(address_map_);
+  for (const DramAddress& a : mapped_) {
     if (piece_of_channel_[a.channel] == kNoPiece) {
       piece_of_channel_[a.channel] = static_cast<std::uint32_t>(t.pieces.size());
       t.pieces.push_back(Piece{a.channel, 0, 0, 0, 0});
@@ -136,7 +151,7 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
         t.write ? noc_.transfer(here, there, p.bytes, t.arrival_s, t.arrival_s, now)
                 : t.arrival_s + noc_.latency(here, there);
     // A request arriving mid-cycle is seen at the next DRAM clock edge.
-    const auto cycle = static_cast<std::uint64_t>(std::ceil(at_memory * dram_ck_hz_ - 1e-6));
+    const std::uint64_t cycle = dram_cycle_at(at_memory, dram_ck_hz_);
     t.last_arrival_cycle = std::max(t.last_arrival_cycle, cycle);
     DramController& controller = dram_[p.channel];
     p.transfer = controller.open_transfer();

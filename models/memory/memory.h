@@ -138,6 +138,7 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   const SimContext& ctx_;
   SimpleMemoryTiming timing_;
   AddressMap address_map_;
+  AddressMap::Shifts shifts_;
   std::vector<DramController> dram_;
   NocTiming noc_;
   double dram_ck_hz_;
