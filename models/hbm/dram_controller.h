@@ -110,6 +110,10 @@ class DramController {
  private:
   static constexpr std::uint32_t kNil = ~0u;
   static constexpr BurstId kNone = ~BurstId{0};
+  static constexpr std::uint64_t kNoCycle = ~std::uint64_t{0};
+  static DramCommand column_command(bool write) {
+    return write ? DramCommand::kWrite : DramCommand::kRead;
+  }
   // A burst from enqueue() until the oldest not done passes it: it waits in line (id >=
   // next_admit_), is queued, then done. The queue is every burst between base_ and next_admit_
   // not yet done, in id order; each bank's queued bursts are also linked, oldest first.
