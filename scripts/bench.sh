@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks `tpusim exec` on synthetic programs; prints wall time, simulated cycles per wall
 # second and peak RSS; then the memory path in bytes simulated per wall second (MEM_BYTES, default
-# 256 MiB streamed, a quarter of it gathered). Results go in docs/performance.md by hand.
+# 256 MiB streamed, a quarter of it gathered), and the DRAM controller alone (bench/bench_dram).
+# Results go in docs/performance.md by hand.
 #   scripts/bench.sh [INSTRUCTIONS] [CHIP]
 set -eo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -41,3 +42,8 @@ print(f"memory {pattern:6s} {model:6s}: {b/2**20:.0f} MiB in {wall:.2f} s wall =
 PY
   done
 done
+
+# The DRAM controller alone (no SystemC): ns per burst and a checksum of its decisions, which two
+# builds that schedule alike print equal.
+tpusim_build bench_dram
+for pattern in stream mixed random; do "$TPUSIM_BUILD/bench/bench_dram" "$pattern" 2000000; done

@@ -15,10 +15,10 @@ class LatencyHistogram {
   static constexpr std::uint32_t kSubBuckets = 32;
   static constexpr std::uint32_t kMaxOctave = 40;  // larger values share the last bucket
 
-  void add(std::uint64_t value) {
+  void add(std::uint64_t value, std::uint64_t count = 1) {
     const std::size_t i = index(value);
     if (i >= counts_.size()) counts_.resize(i + 1, 0);
-    ++counts_[i];
+    counts_[i] += count;
   }
   const std::vector<std::uint64_t>& counts() const { return counts_; }
 

@@ -34,6 +34,12 @@ AddressMap::AddressMap(const DramSpec& spec) : burst_bytes_(spec.burst_bytes().v
   if (pow2_) burst_shift_ = log2(burst_bytes_);
 }
 
+AddressMap::Shifts AddressMap::shifts() const {
+  const auto mask = [&](Field f) { return static_cast<std::uint32_t>(size_[f] - 1); };
+  return Shifts{burst_shift_,   shift_[kChannel], shift_[kGroup], shift_[kBank], shift_[kRow],
+                mask(kChannel), mask(kGroup),     mask(kBank),    mask(kRow)};
+}
+
 DramAddress AddressMap::map_any(std::uint64_t byte_address) const {
   std::array<std::uint64_t, 5> digit{};
   std::uint64_t index = byte_address / burst_bytes_;

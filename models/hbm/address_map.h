@@ -32,6 +32,25 @@ class AddressMap {
   }
   std::uint64_t burst_bytes() const { return burst_bytes_; }
 
+  // map() for a power-of-two organisation as a value: a caller that maps many addresses copies
+  // it once, so the compiler need not reload the shifts after every store it makes.
+  struct Shifts {
+    std::uint32_t burst, channel, group, bank, row;
+    std::uint32_t channel_mask, group_mask, bank_mask, row_mask;
+    DramAddress map(std::uint64_t byte_address) const {
+      const std::uint64_t index = byte_address >> burst;
+      DramAddress a;
+      a.channel = static_cast<std::uint32_t>(index >> channel) & channel_mask;
+      a.bank_group = static_cast<std::uint32_t>(index >> group) & group_mask;
+      a.bank = static_cast<std::uint32_t>(index >> bank) & bank_mask;
+      a.row = static_cast<std::uint32_t>(index >> row) & row_mask;
+      return a;  // the column (a burst's place in its row) plays no part in the timing
+    }
+  };
+  // Every field a power of two (all presets): shifts() is valid.
+  bool power_of_two() const { return pow2_; }
+  Shifts shifts() const;
+
  private:
   enum Field { kRow, kBank, kGroup, kChannel, kColumn };
   DramAddress map_any(std::uint64_t byte_address) const;

@@ -35,68 +35,53 @@ DramChannel::DramChannel(const DramSpec& spec)
     : t_(resolve_timing(spec)),
       banks_per_group_(spec.banks_per_group),
       banks_(std::size_t{spec.bank_groups} * spec.banks_per_group),
-      ccd_l_end_(spec.bank_groups, 0),
-      wtr_l_end_(spec.bank_groups, 0),
-      group_floors_(spec.bank_groups, Floors{}),
+      groups_(spec.bank_groups),
       next_refresh_(t_.REFI) {}
 
 std::uint64_t DramChannel::issue(DramCommand cmd, const DramAddress& a, std::uint64_t at) {
   assert(ready(cmd, a, at));
-  Bank& b = bank(a);
-  const std::uint32_t g = a.bank_group;
-  constexpr auto kAct = static_cast<std::size_t>(DramCommand::kActivate);
-  constexpr auto kRd = static_cast<std::size_t>(DramCommand::kRead);
-  constexpr auto kWr = static_cast<std::size_t>(DramCommand::kWrite);
-  frontier_ = std::max(frontier_, at);
   switch (cmd) {
-    case DramCommand::kActivate: {
-      assert(b.open_row < 0);
-      b.open_row = a.row;
-      b.next_col = at + t_.RCD;
-      b.next_pre = std::max(b.next_pre, at + t_.RAS);
-      b.next_act = std::max(b.next_act, at + t_.RC);
-      group_floors_[g][kAct] = at + t_.RRD_L;
-      rrd_s_end_ = at + t_.RRD_S;
-      // A fifth ACT waits tFAW after the fourth most recent (stored + 1 so 0 means none).
-      recent_acts_ = {recent_acts_[1], recent_acts_[2], recent_acts_[3], at + 1};
-      const std::uint64_t faw_end = recent_acts_[0] ? recent_acts_[0] - 1 + t_.FAW : 0;
-      channel_floors_[kAct] = std::max(rrd_s_end_, faw_end);
-      ++stats_.activates;
+    case DramCommand::kActivate:
+      issue_activate(bank_index(a), a.bank_group, a.row, at);
       return at;
-    }
     case DramCommand::kPrecharge:
-      b.open_row = -1;
-      b.next_act = std::max(b.next_act, at + t_.RP);
-      ++stats_.precharges;
+      issue_precharge(bank_index(a), at);
       return at;
     case DramCommand::kRead:
-    case DramCommand::kWrite: {
-      const bool write = cmd == DramCommand::kWrite;
-      assert(b.open_row == a.row);
-      const std::uint64_t end = at + (write ? t_.WL : t_.CL) + t_.BURST;
-      bus_free_ = end;
-      if (write) {
-        b.next_pre = std::max(b.next_pre, end + t_.WR);
-        wtr_l_end_[g] = end + t_.WTR_L;
-        wtr_s_end_ = end + t_.WTR_S;
-        ++stats_.writes;
-      } else {
-        b.next_pre = std::max(b.next_pre, at + t_.RTP);
-        rtw_end_ = at + t_.RTW;
-        ++stats_.reads;
-      }
-      ccd_l_end_[g] = at + t_.CCD_L;
-      ccd_s_end_ = at + t_.CCD_S;
-      group_floors_[g][kRd] = std::max(ccd_l_end_[g], wtr_l_end_[g]);
-      group_floors_[g][kWr] = ccd_l_end_[g];
-      // The data of a column command must not overlap the last burst on the bus.
-      channel_floors_[kRd] = std::max({ccd_s_end_, wtr_s_end_, bus_floor(t_.CL)});
-      channel_floors_[kWr] = std::max({ccd_s_end_, rtw_end_, bus_floor(t_.WL)});
-      stats_.data_bus_cycles += t_.BURST;
-      return end;
-    }
+    case DramCommand::kWrite:
+      assert(bank(a).open_row == a.row);
+      return issue_column(bank_index(a), a.bank_group, cmd == DramCommand::kWrite, at);
   }
   return at;
+}
+
+void DramChannel::issue_activate(std::uint32_t bank, std::uint32_t group, std::uint32_t row,
+                                 std::uint64_t at) {
+  constexpr auto kAct = static_cast<std::size_t>(DramCommand::kActivate);
+  Bank& b = banks_[bank];
+  assert(b.open_row < 0);
+  assert(at >= std::max(std::max(b.next_act, channel_floors_[kAct]), groups_[group].floors[kAct]));
+  frontier_ = std::max(frontier_, at);
+  b.open_row = row;
+  b.next_col = at + t_.RCD;
+  b.next_pre = std::max(b.next_pre, at + t_.RAS);
+  b.next_act = std::max(b.next_act, at + t_.RC);
+  groups_[group].floors[kAct] = at + t_.RRD_L;
+  rrd_s_end_ = at + t_.RRD_S;
+  // A fifth ACT waits tFAW after the fourth most recent (stored + 1 so 0 means none).
+  recent_acts_ = {recent_acts_[1], recent_acts_[2], recent_acts_[3], at + 1};
+  const std::uint64_t faw_end = recent_acts_[0] ? recent_acts_[0] - 1 + t_.FAW : 0;
+  channel_floors_[kAct] = std::max(rrd_s_end_, faw_end);
+  ++stats_.activates;
+}
+
+void DramChannel::issue_precharge(std::uint32_t bank, std::uint64_t at) {
+  Bank& b = banks_[bank];
+  assert(at >= b.next_pre);
+  frontier_ = std::max(frontier_, at);
+  b.open_row = -1;
+  b.next_act = std::max(b.next_act, at + t_.RP);
+  ++stats_.precharges;
 }
 
 void DramChannel::refresh(std::uint64_t at) {

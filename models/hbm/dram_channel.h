@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -55,14 +56,18 @@ class DramChannel {
   // Earliest cycle >= `at` at which `cmd` to `a`'s bank satisfies every constraint (row state
   // aside: a read to a closed bank is never legal, and is not asked).
   std::uint64_t earliest(DramCommand cmd, const DramAddress& a, std::uint64_t at) const {
-    return std::max(
-        {at, bank_floor(cmd, bank_index(a)), group_floor(cmd, a.bank_group), channel_floor(cmd)});
+    return earliest(cmd, bank_index(a), a.bank_group, at);
+  }
+  std::uint64_t earliest(DramCommand cmd, std::uint32_t bank, std::uint32_t group,
+                         std::uint64_t at) const {
+    return std::max(std::max(at, bank_floor(cmd, bank)),
+                    std::max(group_floor(cmd, group), channel_floor(cmd)));
   }
   // earliest() by the scope of each constraint, for a scheduler that compares many candidates:
   // the channel part is common to all banks, the group part to a bank group's banks.
   std::uint64_t bank_floor(DramCommand cmd, std::uint32_t bank) const;
   std::uint64_t group_floor(DramCommand cmd, std::uint32_t group) const {
-    return group_floors_[group][static_cast<std::size_t>(cmd)];
+    return groups_[group].floors[static_cast<std::size_t>(cmd)];
   }
   std::uint64_t channel_floor(DramCommand cmd) const {
     return channel_floors_[static_cast<std::size_t>(cmd)];
@@ -73,6 +78,11 @@ class DramChannel {
   // Issues `cmd` at `at`, which must be ready. Returns, for RD/WR, when the burst's data has
   // crossed the bus; otherwise `at`.
   std::uint64_t issue(DramCommand cmd, const DramAddress& a, std::uint64_t at);
+  // issue() by bank index (bank_index()) and group, one function per kind: the controller's path.
+  inline std::uint64_t issue_column(std::uint32_t bank, std::uint32_t group, bool write,
+                                    std::uint64_t at);
+  void issue_activate(std::uint32_t bank, std::uint32_t group, std::uint32_t row, std::uint64_t at);
+  void issue_precharge(std::uint32_t bank, std::uint64_t at);
   // Refreshes all banks at `at` (closing them); they are busy until at + tRFC.
   void refresh(std::uint64_t at);
   // Performs every refresh that fell due at or before `now`.
@@ -115,14 +125,17 @@ class DramChannel {
   // tCCD_L after its last column command and tWTR_L after its last write data; per channel,
   // tRRD_S after the last ACT, tCCD_S after the last column command, tWTR_S after the last
   // write data, tRTW after the last read, and when the data bus frees.
-  std::vector<std::uint64_t> ccd_l_end_, wtr_l_end_;
-  std::uint64_t rrd_s_end_ = 0, ccd_s_end_ = 0, wtr_s_end_ = 0, rtw_end_ = 0;
-  std::array<std::uint64_t, 4> recent_acts_{};  // the last four ACTs + 1, oldest first (tFAW)
-  std::uint64_t bus_free_ = 0;
   // The floors of group_floor() and channel_floor(), by DramCommand, updated as commands issue:
   // a scheduler reads them for every candidate.
   using Floors = std::array<std::uint64_t, 4>;
-  std::vector<Floors> group_floors_;
+  struct Group {
+    Floors floors{};
+    std::uint64_t ccd_l_end = 0, wtr_l_end = 0;
+  };
+  std::vector<Group> groups_;
+  std::uint64_t rrd_s_end_ = 0, ccd_s_end_ = 0, wtr_s_end_ = 0, rtw_end_ = 0;
+  std::array<std::uint64_t, 4> recent_acts_{};  // the last four ACTs + 1, oldest first (tFAW)
+  std::uint64_t bus_free_ = 0;
   Floors channel_floors_{};
   std::uint64_t next_refresh_;
   std::uint64_t frontier_ = 0;
@@ -141,6 +154,39 @@ inline std::uint64_t DramChannel::bank_floor(DramCommand cmd, std::uint32_t bank
       return b.next_col;
   }
   return 0;
+}
+
+std::uint64_t DramChannel::issue_column(std::uint32_t bank, std::uint32_t group, bool write,
+                                        std::uint64_t at) {
+  constexpr auto kRd = static_cast<std::size_t>(DramCommand::kRead);
+  constexpr auto kWr = static_cast<std::size_t>(DramCommand::kWrite);
+  Bank& b = banks_[bank];
+  Group& g = groups_[group];
+  assert(b.open_row >= 0);
+  assert(at >= std::max(std::max(b.next_col, channel_floors_[write ? kWr : kRd]),
+                        g.floors[write ? kWr : kRd]));
+  frontier_ = std::max(frontier_, at);
+  const std::uint64_t end = at + (write ? t_.WL : t_.CL) + t_.BURST;
+  bus_free_ = end;
+  if (write) {
+    b.next_pre = std::max(b.next_pre, end + t_.WR);
+    g.wtr_l_end = end + t_.WTR_L;
+    wtr_s_end_ = end + t_.WTR_S;
+    ++stats_.writes;
+  } else {
+    b.next_pre = std::max(b.next_pre, at + t_.RTP);
+    rtw_end_ = at + t_.RTW;
+    ++stats_.reads;
+  }
+  g.ccd_l_end = at + t_.CCD_L;
+  ccd_s_end_ = at + t_.CCD_S;
+  g.floors[kRd] = std::max(g.ccd_l_end, g.wtr_l_end);
+  g.floors[kWr] = g.ccd_l_end;
+  // The data of a column command must not overlap the last burst on the bus.
+  channel_floors_[kRd] = std::max(std::max(ccd_s_end_, wtr_s_end_), bus_floor(t_.CL));
+  channel_floors_[kWr] = std::max(std::max(ccd_s_end_, rtw_end_), bus_floor(t_.WL));
+  stats_.data_bus_cycles += t_.BURST;
+  return end;
 }
 
 }  // namespace tpusim::models

@@ -2,66 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
-#include <limits>
 
 namespace tpusim::models {
-
-namespace {
-constexpr std::uint64_t kNoCycle = std::numeric_limits<std::uint64_t>::max();
-bool is_column(DramCommand c) { return c == DramCommand::kRead || c == DramCommand::kWrite; }
-DramCommand column_command(bool write) { return write ? DramCommand::kWrite : DramCommand::kRead; }
-}  // namespace
-
-DramController::DramController(const DramSpec& spec)
-    : channel_(spec),
-      queue_depth_(spec.queue_depth),
-      fcfs_(spec.scheduler == DramScheduler::kFcfs),
-      close_page_(spec.page_policy == PagePolicy::kClose),
-      burst_bytes_(spec.burst_bytes().value()),
-      column_interval_(std::max(channel_.timing().CCD_S, channel_.timing().BURST)),
-      ring_(64),
-      ring_mask_(63),
-      transfers_(64),
-      transfer_mask_(63),
-      pool_(spec.queue_depth),
-      banks_(std::size_t{spec.bank_groups} * spec.banks_per_group),
-      left_at_(spec.queue_depth, 0) {
-  for (std::uint32_t p = spec.queue_depth; p-- > 0;) free_places_.push_back(p);
-  for (std::size_t b = 0; b < banks_.size(); ++b)
-    banks_[b].group = static_cast<std::uint8_t>(b / spec.banks_per_group);
-}
-
-namespace {
-// Doubles a ring of `base`..`end` (full), each element moving to its place under the wider mask.
-template <class T>
-void widen(std::vector<T>& ring, std::size_t& mask, std::uint64_t base, std::uint64_t end) {
-  std::vector<T> wider(ring.size() * 2);
-  for (std::uint64_t i = base; i < end; ++i) wider[i & (wider.size() - 1)] = ring[i & mask];
-  ring.swap(wider);
-  mask = ring.size() - 1;
-}
-}  // namespace
-
-DramController::TransferId DramController::open_transfer() {
-  if (transfer_end_ - transfer_base_ == transfers_.size())
-    widen(transfers_, transfer_mask_, transfer_base_, transfer_end_);
-  transfers_[transfer_end_ & transfer_mask_] = Transfer{};
-  return transfer_end_++;
-}
-
-DramController::BurstId DramController::enqueue(const DramAddress& address, bool write,
-                                                std::uint64_t arrival, TransferId transfer) {
-  if (end_ - base_ == ring_.size()) widen(ring_, ring_mask_, base_, end_);
-  Slot& s = slot(end_);
-  s.address = address;
-  s.write = write;
-  s.started = s.done = false;
-  s.arrival = arrival;
-  s.transfer = transfer;
-  ++transfers_[transfer & transfer_mask_].bursts;
-  changed_ = true;
-  return end_++;
-}
 
 void DramController::relist_row_bank(std::uint32_t b) {
   BankQueue& bq = banks_[b];
@@ -77,235 +19,455 @@ void DramController::relist_row_bank(std::uint32_t b) {
   }
 }
 
-void DramController::count_in(std::uint32_t b, const Queued& q) {
-  BankQueue& bq = banks_[b];
-  bq.row_known = false;
-  if (static_cast<std::int64_t>(q.row) == channel_.open_row(b)) {
+void DramController::count_in(BankQueue& bq, Slot& s, BurstId id, std::int64_t open_row) {
+  if (static_cast<std::int64_t>(s.row) == open_row) {
+    s.state |= kHit;
     ++queued_hits_;
-    if (bq.hits++ == 0 || q.entry < bq.first_hit_entry) bq.first_hit_entry = q.entry;
-  } else if (bq.others++ == 0) {
-    // Bursts are counted in id order, so the first is the oldest.
-    bq.oldest_other = q.id;
-    bq.oldest_other_entry = q.entry;
+    if (bq.hits++ == 0 || s.entry < bq.first_hit_entry) bq.first_hit_entry = s.entry;
+  } else {
+    s.state &= static_cast<std::uint8_t>(~kHit);
+    if (bq.others++ == 0) {
+      // Bursts are counted in id order, so the first is the oldest.
+      bq.oldest_other = id;
+      bq.oldest_other_entry = s.entry;
+    }
   }
+}
+
+void DramController::link_hit(BurstId id, Slot& s, bool append) {
+  const int d = s.state & kWrite;
+  BurstId next = kNone;
+  if (!append)  // a burst that waited for its row: usually among the oldest
+    for (next = hit_first_[d]; next != kNone && next < id; next = slot(next).hit_next) {
+    }
+  const BurstId prev = next == kNone ? hit_last_[d] : slot(next).hit_prev;
+  s.hit_prev = prev;
+  s.hit_next = next;
+  (prev == kNone ? hit_first_[d] : slot(prev).hit_next) = id;
+  (next == kNone ? hit_last_[d] : slot(next).hit_prev) = id;
+}
+
+void DramController::unlink_hit(Slot& s) {
+  const int d = s.state & kWrite;
+  (s.hit_prev == kNone ? hit_first_[d] : slot(s.hit_prev).hit_next) = s.hit_next;
+  (s.hit_next == kNone ? hit_last_[d] : slot(s.hit_next).hit_prev) = s.hit_prev;
 }
 
 void DramController::rebuild(std::uint32_t b) {
   BankQueue& bq = banks_[b];
+  const std::int64_t open = channel_.open_row(b);
   queued_hits_ -= bq.hits;
   bq.hits = bq.others = 0;
   bq.first_hit_stale = false;
-  bq.row_known = false;
-  for (std::uint32_t p = bq.first; p != kNil; p = pool_[p].bank_next) count_in(b, pool_[p]);
+  bq.pre_known = false;
+  for (BurstId id = bq.first; id != kNone;) {
+    Slot& s = slot(id);
+    if (s.state & kHit) unlink_hit(s);
+    count_in(bq, s, id, open);
+    if (s.state & kHit) link_hit(id, s, false);
+    id = s.bank_next;
+  }
   list_row_bank(b);
 }
 
 void DramController::rebuild_all() {
   for (std::uint32_t b = 0; b < banks_.size(); ++b) rebuild(b);
+  row_floor_known_ = false;
 }
 
 std::uint64_t DramController::first_hit_entry(std::uint32_t b) {
   BankQueue& bq = banks_[b];
   if (bq.hits == 0) return kNoCycle;
   if (bq.first_hit_stale) {
-    const std::int64_t open = channel_.open_row(b);
     bq.first_hit_entry = kNoCycle;
-    for (std::uint32_t p = bq.first; p != kNil; p = pool_[p].bank_next)
-      if (static_cast<std::int64_t>(pool_[p].row) == open)
-        bq.first_hit_entry = std::min(bq.first_hit_entry, pool_[p].entry);
+    for (BurstId id = bq.first; id != kNone; id = slot(id).bank_next)
+      if (slot(id).state & kHit) bq.first_hit_entry = std::min(bq.first_hit_entry, slot(id).entry);
     bq.first_hit_stale = false;
   }
   return bq.first_hit_entry;
 }
 
-std::uint32_t DramController::admit() {
-  std::uint32_t first = kNil;
-  while (!free_places_.empty() && next_admit_ < end_) {
-    Slot& s = slot(next_admit_);
+DramController::BurstId DramController::admit() {
+  const BurstId first = next_admit_;
+  Slot* const ring = ring_.data();
+  const std::size_t mask = ring_mask_;
+  BurstId id = first;
+  const BurstId stop = std::min(end_, first + (queue_depth_ - queued_));
+  for (; id < stop; ++id) {
+    Slot& s = ring[id & mask];
     // left_at_[enter_slot_] holds when the burst queue_depth places ahead left the queue.
     std::uint64_t entry = s.arrival;
     if (entered_ >= queue_depth_) entry = std::max(entry, left_at_[enter_slot_]);
     if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
     ++entered_;
-    const DramAddress& a = s.address;
-    const std::uint32_t p = free_places_.back();
-    free_places_.pop_back();
-    s.queued = p;
-    if (first == kNil) first = p;
-    Queued& q = pool_[p];
-    q.id = next_admit_++;
-    q.entry = entry;
-    q.row = a.row;
-    q.bank = static_cast<std::uint16_t>(channel_.bank_index(a));
-    q.group = static_cast<std::uint8_t>(a.bank_group);
-    q.write = s.write;
-    q.prev = tail_;
-    q.next = kNil;
-    (tail_ == kNil ? head_ : pool_[tail_].next) = p;
-    tail_ = p;
-    BankQueue& bq = banks_[q.bank];
-    q.bank_prev = bq.last;
-    q.bank_next = kNil;
-    (bq.last == kNil ? bq.first : pool_[bq.last].bank_next) = p;
-    bq.last = p;
-    ++(q.write ? queued_writes_ : queued_reads_);
-    count_in(q.bank, q);
-    list_row_bank(q.bank);
+    s.entry = entry;
+    s.state |= kQueued;
+    ++((s.state & kWrite) ? queued_writes_ : queued_reads_);
+    const std::uint32_t bank = s.bank;
+    BankQueue& bq = banks_[bank];
+    s.bank_prev = bq.last;
+    s.bank_next = kNone;
+    (bq.last == kNone ? bq.first : ring[bq.last & mask].bank_next) = id;
+    bq.last = id;
+    bq.pre_known = false;
+    const std::int64_t open = channel_.open_row(bank);
+    count_in(bq, s, id, open);
+    if (s.state & kHit) {
+      link_hit(id, s, true);
+    } else {
+      list_row_bank(bank);
+      // Its own row command (a precharge perhaps held back later): the bound holds.
+      row_floor_ = std::min(
+          row_floor_, channel_.earliest(open < 0 ? DramCommand::kActivate : DramCommand::kPrecharge,
+                                        bank, s.group, entry));
+    }
   }
-  return first;
-}
-
-void DramController::leave(std::uint32_t p) {
-  const Queued& q = pool_[p];
-  BankQueue& bq = banks_[q.bank];
-  --bq.hits;  // only a row hit leaves
-  --queued_hits_;
-  if (q.entry == bq.first_hit_entry) bq.first_hit_stale = true;
-  bq.row_known = false;
-  --(q.write ? queued_writes_ : queued_reads_);
-  (q.prev == kNil ? head_ : pool_[q.prev].next) = q.next;
-  (q.next == kNil ? tail_ : pool_[q.next].prev) = q.prev;
-  (q.bank_prev == kNil ? bq.first : pool_[q.bank_prev].bank_next) = q.bank_next;
-  (q.bank_next == kNil ? bq.last : pool_[q.bank_next].bank_prev) = q.bank_prev;
-  free_places_.push_back(p);
+  queued_ += static_cast<std::uint32_t>(id - first);
+  next_admit_ = id;
+  return first < id ? first : kNone;
 }
 
 bool DramController::others_hit(std::uint32_t bank, std::uint64_t entered_by) const {
-  const std::int64_t row = channel_.open_row(bank);
-  for (std::uint32_t p = banks_[bank].first; p != kNil; p = pool_[p].bank_next)
-    if (pool_[p].entry <= entered_by && static_cast<std::int64_t>(pool_[p].row) == row) return true;
+  for (BurstId id = banks_[bank].first; id != kNone; id = slot(id).bank_next)
+    if (slot(id).entry <= entered_by && (slot(id).state & kHit)) return true;
   return false;
 }
 
-DramCommand DramController::next_command(const Queued& q) const {
-  const std::int64_t open = channel_.open_row(q.bank);
-  if (open == static_cast<std::int64_t>(q.row)) return column_command(q.write);
-  return open < 0 ? DramCommand::kActivate : DramCommand::kPrecharge;
+DramCommand DramController::next_command(const Slot& s) const {
+  if (s.state & kHit) return column_command(s.state & kWrite);
+  return channel_.open_row(s.bank) < 0 ? DramCommand::kActivate : DramCommand::kPrecharge;
 }
 
 void DramController::select_fcfs(Choice& best) const {
   // Only the oldest queued burst may issue.
   best.at = kNoCycle;
-  if (head_ == kNil) return;
-  const Queued& q = pool_[head_];
-  best.cmd = next_command(q);
-  best.at = channel_.earliest(best.cmd, slot(q.id).address, q.entry);
-  best.id = q.id;
-  best.column = is_column(best.cmd);
-  best.bank = q.bank;
-  best.place = head_;
+  if (queued_ == 0) return;
+  const Slot& s = slot(base_);
+  best.cmd = next_command(s);
+  best.at = channel_.earliest(best.cmd, s.bank, s.group, s.entry);
+  best.id = base_;
+  best.column = s.state & kHit;
+  best.bank = s.bank;
+}
+
+std::uint64_t DramController::column_at(const Slot& s) const {
+  const DramCommand cmd = column_command(s.state & kWrite);
+  return std::max(std::max(s.entry, channel_.channel_floor(cmd)),
+                  std::max(channel_.bank_floor(cmd, s.bank), channel_.group_floor(cmd, s.group)));
+}
+
+std::uint64_t DramController::least_column_floor() const {
+  return std::min(queued_reads_ ? channel_.channel_floor(DramCommand::kRead) : kNoCycle,
+                  queued_writes_ ? channel_.channel_floor(DramCommand::kWrite) : kNoCycle);
+}
+
+// The column command of a row hit that can issue first; at equal cycles the older burst's. A
+// command's earliest cycle is max(its bank's, its bank group's and the channel's floors, the
+// burst's entry); the channel floor is common to every hit of one direction, so within a
+// direction the oldest hit that reaches it wins outright and the scan stops there (in a
+// backlogged stream, at the first).
+void DramController::best_column(Choice& best) {
+  best.at = kNoCycle;
+  best.column = false;
+  for (int d = 0; d < 2; ++d) {
+    const std::uint64_t floor =
+        channel_.channel_floor(d ? DramCommand::kWrite : DramCommand::kRead);
+    for (BurstId id = hit_first_[d]; id != kNone;) {
+      const Slot& s = slot(id);
+      const std::uint64_t at = column_at(s);
+      if (at < best.at || (at == best.at && id < best.id))
+        best = Choice{at, id, d ? DramCommand::kWrite : DramCommand::kRead, true, s.bank};
+      if (at <= floor) break;  // every later hit of this direction is at `floor` or later
+      id = s.hit_next;
+    }
+  }
 }
 
 // FR-FCFS: the command that can issue first; at equal cycles a column command (a row hit)
-// beats a row command, then the older burst (smaller id). A command's earliest cycle is
-// max(its bank's, its bank group's and the channel's floors, the burst's entry); the channel
-// floor is common to all, so the oldest row hit that reaches the least column floor wins
-// outright and the scan stops there (in a backlogged stream, within the first few bursts).
+// beats a row command, then the older burst (smaller id).
 void DramController::select_frfcfs(Choice& best) {
-  best.at = kNoCycle;
-  best.column = false;
-  if (queued_hits_ > 0) {
-    const std::uint64_t floor_read = channel_.channel_floor(DramCommand::kRead);
-    const std::uint64_t floor_write = channel_.channel_floor(DramCommand::kWrite);
-    const std::uint64_t least =
-        std::min(queued_reads_ ? floor_read : kNoCycle, queued_writes_ ? floor_write : kNoCycle);
-    std::uint32_t hits_left = queued_hits_;  // the scan ends at the youngest hit
-    for (std::uint32_t p = head_; hits_left > 0; p = pool_[p].next) {
-      const Queued& q = pool_[p];
-      if (static_cast<std::int64_t>(q.row) != channel_.open_row(q.bank)) continue;
-      --hits_left;
-      const DramCommand cmd = column_command(q.write);
-      const std::uint64_t at =
-          std::max({q.entry, q.write ? floor_write : floor_read, channel_.bank_floor(cmd, q.bank),
-                    channel_.group_floor(cmd, q.group)});
-      if (at < best.at) {
-        best = Choice{at, q.id, cmd, true, q.bank, p};
-        if (at <= least) break;
-      }
-    }
-  }
+  best_column(best);
+  // No row command comes earlier: they need not be weighed at all.
+  if (row_floor_known_ && best.at <= row_floor_) return;
   // Row commands lose a tie to column commands, and to older bursts' row commands.
+  row_floor_known_ = true;
+  row_floor_ = kNoCycle;
+  const std::uint64_t act_floor = channel_.channel_floor(DramCommand::kActivate);
   for (const std::uint32_t b : row_banks_) {
     BankQueue& bq = banks_[b];
-    if (!bq.row_known) find_row_command(b);
-    if (bq.row_at < best.at ||
-        (bq.row_at == best.at && bq.row_at != kNoCycle && !best.column && bq.row_id < best.id))
-      best = Choice{bq.row_at, bq.row_id, bq.row_cmd, false, b, kNil};
+    std::uint64_t at;
+    BurstId id = kNone;
+    const bool closed = channel_.open_row(b) < 0;
+    if (closed) {
+      const std::uint64_t floor =
+          std::max(std::max(channel_.bank_floor(DramCommand::kActivate, b), act_floor),
+                   channel_.group_floor(DramCommand::kActivate, bq.group));
+      if (bq.oldest_other_entry <= floor) {
+        // The oldest such burst reaches the bank's least cycle: no other of the bank beats it.
+        at = floor;
+        id = bq.oldest_other;
+      } else {
+        find_row_command(b, floor, at, id);
+      }
+    } else {
+      if (!bq.pre_known) {
+        bq.pre_known = true;
+        find_row_command(b, channel_.bank_floor(DramCommand::kPrecharge, b), bq.pre_at, bq.pre_id);
+      }
+      at = bq.pre_at;
+      id = bq.pre_id;
+    }
+    row_floor_ = std::min(row_floor_, at);
+    if (at < best.at || (at == best.at && at != kNoCycle && !best.column && id < best.id))
+      best = Choice{at, id, closed ? DramCommand::kActivate : DramCommand::kPrecharge, false, b};
   }
 }
 
-void DramController::find_row_command(std::uint32_t b) {
+void DramController::find_row_command(std::uint32_t b, std::uint64_t floor, std::uint64_t& best_at,
+                                      BurstId& best_id) {
   BankQueue& bq = banks_[b];
-  bq.row_known = true;
-  bq.row_at = kNoCycle;
-  const std::int64_t open = channel_.open_row(b);
-  const DramCommand cmd = open < 0 ? DramCommand::kActivate : DramCommand::kPrecharge;
-  bq.row_cmd = cmd;
-  std::uint64_t e_row = channel_.bank_floor(cmd, b);
+  best_at = kNoCycle;
   // Row hits first: the open row stays open while a queued burst that the controller could
-  // have seen by the precharge's cycle still hits it. Every candidate is at e_row or later.
-  const std::uint64_t hit_entry = cmd == DramCommand::kPrecharge ? first_hit_entry(b) : kNoCycle;
-  if (hit_entry <= e_row) return;
-  if (cmd == DramCommand::kActivate)
-    e_row = std::max({e_row, channel_.group_floor(cmd, bq.group), channel_.channel_floor(cmd)});
-  if (bq.oldest_other_entry <= e_row) {
-    // The oldest such burst reaches the bank's least cycle: no other of the bank beats it.
-    bq.row_at = e_row;
-    bq.row_id = bq.oldest_other;
+  // have seen by the precharge's cycle still hits it. Every candidate is at `floor` or later.
+  const std::uint64_t hit_entry = channel_.open_row(b) >= 0 ? first_hit_entry(b) : kNoCycle;
+  if (hit_entry <= floor) return;
+  if (bq.oldest_other_entry <= floor) {
+    best_at = floor;
+    best_id = bq.oldest_other;
     return;
   }
-  for (std::uint32_t p = bq.first; p != kNil; p = pool_[p].bank_next) {
-    const Queued& q = pool_[p];
-    if (static_cast<std::int64_t>(q.row) == open) continue;
-    const std::uint64_t at = std::max(e_row, q.entry);
+  for (BurstId id = bq.first; id != kNone; id = slot(id).bank_next) {
+    const Slot& s = slot(id);
+    if (s.state & kHit) continue;
+    const std::uint64_t at = std::max(floor, s.entry);
     if (hit_entry <= at) continue;
-    if (at < bq.row_at) {  // in id order: a tie keeps the older
-      bq.row_at = at;
-      bq.row_id = q.id;
+    if (at < best_at) {  // in id order: a tie keeps the older
+      best_at = at;
+      best_id = id;
     }
-    if (q.entry <= e_row) break;
+    if (s.entry <= floor) break;
   }
 }
 
-bool DramController::merge_entered(std::uint32_t p, Choice& best) {
+bool DramController::merge_entered(BurstId id, Choice& best) {
   // Its id is the largest queued: it wins only by an earlier cycle, or a column command's tie
   // with a row command.
-  const Queued& q = pool_[p];
-  const std::int64_t open = channel_.open_row(q.bank);
-  if (static_cast<std::int64_t>(q.row) == open) {
-    if (!best.column && best.cmd == DramCommand::kPrecharge && best.bank == q.bank &&
-        q.entry <= best.at)
+  const Slot& s = slot(id);
+  if (s.state & kHit) {
+    if (!best.column && best.cmd == DramCommand::kPrecharge && best.bank == s.bank &&
+        s.entry <= best.at)
       return false;  // now held back: row hits first
-    const DramCommand cmd = column_command(q.write);
-    const std::uint64_t at =
-        std::max({q.entry, channel_.channel_floor(cmd), channel_.bank_floor(cmd, q.bank),
-                  channel_.group_floor(cmd, q.group)});
+    const std::uint64_t at = column_at(s);
     if (at < best.at || (at == best.at && !best.column))
-      best = Choice{at, q.id, cmd, true, q.bank, p};
+      best = Choice{at, id, column_command(s.state & kWrite), true, s.bank};
     return true;
   }
-  const DramCommand cmd = open < 0 ? DramCommand::kActivate : DramCommand::kPrecharge;
-  std::uint64_t at = std::max(q.entry, channel_.bank_floor(cmd, q.bank));
-  if (cmd == DramCommand::kActivate)
-    at = std::max({at, channel_.group_floor(cmd, q.group), channel_.channel_floor(cmd)});
-  else if (first_hit_entry(q.bank) <= at)
-    return true;  // held back
-  if (at < best.at) best = Choice{at, q.id, cmd, false, q.bank, kNil};
+  const DramCommand cmd =
+      channel_.open_row(s.bank) < 0 ? DramCommand::kActivate : DramCommand::kPrecharge;
+  const std::uint64_t at = channel_.earliest(cmd, s.bank, s.group, s.entry);
+  if (cmd == DramCommand::kPrecharge && first_hit_entry(s.bank) <= at) return true;  // held back
+  if (at < best.at) best = Choice{at, id, cmd, false, s.bank};
   return true;
 }
 
-void DramController::advance(std::uint64_t until) {
+void DramController::issue_row(const Choice& c) {
+  Slot& s = slot(c.id);
+  if (!(s.state & kStarted)) {
+    s.state |= c.cmd == DramCommand::kActivate ? kStarted : kStarted | kConflict;
+    ++(c.cmd == DramCommand::kActivate ? stats_.row_misses : stats_.row_conflicts);
+  }
+  if (c.cmd == DramCommand::kActivate)
+    channel_.issue_activate(c.bank, s.group, s.row, c.at);
+  else
+    channel_.issue_precharge(c.bank, c.at);
+  rebuild(c.bank);  // the open row changed
+  row_floor_known_ = false;
+}
+
+void DramController::complete_column(BurstId id, std::uint64_t at) {
+  Slot* const ring = ring_.data();
+  const std::size_t mask = ring_mask_;
+  Slot& s = ring[id & mask];
+  const std::uint8_t state = s.state;
+  const bool write = state & kWrite;
+  const std::uint32_t bank = s.bank;
+  const std::uint64_t end = channel_.issue_column(bank, s.group, write, at);
+  Transfer& t = transfers_[s.transfer & transfer_mask_];
+  ++t.done;
+  t.first_done = std::min(t.first_done, end);
+  t.last_done = std::max(t.last_done, end);
+  if (!(state & kStarted)) {
+    ++t.hits;
+    ++stats_.row_hits;
+  } else {
+    ++((state & kConflict) ? t.conflicts : t.misses);
+  }
+  const std::uint64_t latency = end - s.arrival;
+  stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
+  stats_.latency_cycles += latency;
+  if (latency < kShortLatency)
+    ++short_latency_[latency];
+  else
+    stats_.latency.add(latency);
+  left_at_[leave_slot_] = at;
+  if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
+  // It leaves the queue (only a row hit leaves).
+  s.state = static_cast<std::uint8_t>((state & ~kQueuedHit) | kDone);
+  --queued_;
+  --queued_hits_;
+  --(write ? queued_writes_ : queued_reads_);
+  unlink_hit(s);
+  BankQueue& bq = banks_[bank];
+  --bq.hits;
+  if (s.entry == bq.first_hit_entry) bq.first_hit_stale = true;
+  const BurstId prev = s.bank_prev, next = s.bank_next;
+  (prev == kNone ? bq.first : ring[prev & mask].bank_next) = next;
+  (next == kNone ? bq.last : ring[next & mask].bank_prev) = prev;
+  if (bq.others == 0) {
+    bq.pre_known = false;
+  } else {
+    // Its precharge may have moved (tRTP, tWR; a hit that held it back left): the one row
+    // command that can, so lower the bound to it.
+    bq.pre_known = true;
+    find_row_command(bank, channel_.bank_floor(DramCommand::kPrecharge, bank), bq.pre_at,
+                     bq.pre_id);
+    row_floor_ = std::min(row_floor_, bq.pre_at);
+  }
+  if (id == base_)
+    while (base_ < next_admit_ && (ring[base_ & mask].state & kDone)) ++base_;
+}
+
+void DramController::complete_in_order(BurstId id, std::uint64_t at) {
+  Slot& s = slot(id);
+  const std::uint8_t state = s.state;
+  const bool write = state & kWrite;
+  const std::uint64_t end = channel_.issue_column(s.bank, s.group, write, at);
+  Transfer& t = transfers_[s.transfer & transfer_mask_];
+  ++t.done;
+  t.first_done = std::min(t.first_done, end);
+  t.last_done = std::max(t.last_done, end);
+  if (!(state & kStarted)) {
+    ++t.hits;
+    ++stats_.row_hits;
+  } else {
+    ++((state & kConflict) ? t.conflicts : t.misses);
+  }
+  const std::uint64_t latency = end - s.arrival;
+  stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
+  stats_.latency_cycles += latency;
+  if (latency < kShortLatency)
+    ++short_latency_[latency];
+  else
+    stats_.latency.add(latency);
+  left_at_[leave_slot_] = at;
+  if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
+  s.state = static_cast<std::uint8_t>((state & ~kQueuedHit) | kDone);
+  --queued_;
+  --(write ? queued_writes_ : queued_reads_);
+  base_ = id + 1;  // it was the oldest, and the queue has no gaps
+}
+
+void DramController::issue_column(const Choice& c) {
+  complete_column(c.id, c.at);
+  // Close-page precharges at once unless a queued burst still hits the row (DRAMsim3's
+  // close-page rule), so a burst train within one row is not split by needless ACTs.
+  if (close_page_ && !others_hit(c.bank, c.at)) {
+    channel_.issue_precharge(
+        c.bank, channel_.earliest(DramCommand::kPrecharge, c.bank, banks_[c.bank].group, c.at));
+    rebuild(c.bank);
+    row_floor_known_ = false;
+  }
+}
+
+void DramController::leave_in_order() {
+  in_order_ = false;
+  row_floor_known_ = false;
+  pending_valid_ = false;
+  hit_first_[0] = hit_first_[1] = hit_last_[0] = hit_last_[1] = kNone;
+  queued_hits_ = 0;
+  for (BankQueue& bq : banks_) {
+    bq.first = bq.last = kNone;
+    bq.hits = bq.others = 0;
+    bq.first_hit_stale = bq.pre_known = false;
+  }
+  // The queue has no gaps in this mode: it is every burst from base_ to next_admit_.
+  for (BurstId id = base_; id < next_admit_; ++id) {
+    Slot& s = slot(id);
+    BankQueue& bq = banks_[s.bank];
+    s.bank_prev = bq.last;
+    s.bank_next = kNone;
+    (bq.last == kNone ? bq.first : slot(bq.last).bank_next) = id;
+    bq.last = id;
+    count_in(bq, s, id, channel_.open_row(s.bank));
+    if (s.state & kHit)
+      link_hit(id, s, true);
+    else
+      list_row_bank(s.bank);
+  }
+}
+
+bool DramController::advance_in_order(std::uint64_t until) {
+  Slot* const ring = ring_.data();
+  const std::size_t mask = ring_mask_;
+  for (;;) {
+    while (queued_ < queue_depth_ && next_admit_ < end_) {
+      Slot& s = ring[next_admit_ & mask];
+      std::uint64_t entry = s.arrival;
+      if (entered_ >= queue_depth_) entry = std::max(entry, left_at_[enter_slot_]);
+      if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
+      ++entered_;
+      s.entry = entry;
+      ++queued_;
+      ++next_admit_;
+      ++((s.state & kWrite) ? queued_writes_ : queued_reads_);
+      if (static_cast<std::int64_t>(s.row) != channel_.open_row(s.bank)) {
+        s.state |= kQueued;
+        leave_in_order();  // a row command is needed
+        return true;
+      }
+      s.state |= kQueuedHit;
+    }
+    Choice& best = pending_;
+    if (queued_ == 0) {
+      best.at = next_decision_ = kNoCycle;
+      pending_valid_ = true;
+      return false;
+    }
+    const Slot& s = ring[base_ & mask];
+    const std::uint64_t at = column_at(s);
+    if (at > least_column_floor()) {  // a younger hit may go first
+      leave_in_order();
+      return true;
+    }
+    best = Choice{at, base_, column_command(s.state & kWrite), true, s.bank};
+    next_decision_ = at;
+    pending_valid_ = at >= until;
+    if (pending_valid_) return false;
+    if (channel_.next_refresh() <= at) {
+      leave_in_order();
+      return true;
+    }
+    complete_in_order(base_, at);
+  }
+}
+
+[[gnu::flatten]] void DramController::advance(std::uint64_t until) {
   // Nothing new since the last call stopped at next_decision_: nothing more to decide yet.
   if (!changed_ && until <= next_decision_) return;
   changed_ = false;
   for (;;) {
-    const std::uint32_t entered = next_admit_ < end_ && !free_places_.empty() ? admit() : kNil;
+    if (in_order_ && !advance_in_order(until)) return;
+    const BurstId entered = next_admit_ < end_ && queued_ < queue_depth_ ? admit() : kNone;
     Choice& best = pending_;
     bool valid = pending_valid_ && !fcfs_;
-    for (std::uint32_t p = entered; valid && p != kNil; p = pool_[p].next)
-      valid = merge_entered(p, best);
-    if (!valid && fcfs_) select_fcfs(best);
-    if (!valid && !fcfs_) select_frfcfs(best);
+    if (entered != kNone)
+      for (BurstId id = entered; valid && id < next_admit_; ++id) valid = merge_entered(id, best);
+    if (!valid) {
+      if (fcfs_)
+        select_fcfs(best);
+      else
+        select_frfcfs(best);
+    }
     next_decision_ = best.at;
     pending_valid_ = best.at >= until;
     if (best.at >= until) return;
@@ -315,98 +477,31 @@ void DramController::advance(std::uint64_t until) {
       rebuild_all();
       continue;
     }
-    Slot& s = slot(best.id);
-    if (!s.started) {
-      s.started = true;
-      s.outcome = best.column                          ? RowOutcome::kHit
-                  : best.cmd == DramCommand::kActivate ? RowOutcome::kMiss
-                                                       : RowOutcome::kConflict;
-      ++(s.outcome == RowOutcome::kHit    ? stats_.row_hits
-         : s.outcome == RowOutcome::kMiss ? stats_.row_misses
-                                          : stats_.row_conflicts);
-    }
-    const std::uint64_t end = channel_.issue(best.cmd, s.address, best.at);
-    banks_[best.bank].row_known = false;     // its earliest PRE may have moved
-    if (best.cmd == DramCommand::kActivate)  // so did every bank's earliest ACT
-      for (const std::uint32_t b : row_banks_) banks_[b].row_known = false;
     if (!best.column) {
-      rebuild(best.bank);  // the open row changed
+      issue_row(best);
       continue;
     }
-
-    s.done = true;
-    Transfer& t = transfers_[s.transfer & transfer_mask_];
-    ++t.done;
-    t.first_done = std::min(t.first_done, end);
-    t.last_done = std::max(t.last_done, end);
-    ++(s.outcome == RowOutcome::kHit    ? t.hits
-       : s.outcome == RowOutcome::kMiss ? t.misses
-                                        : t.conflicts);
-    ++(s.write ? stats_.writes : stats_.reads);
-    (s.write ? stats_.write_bytes : stats_.read_bytes) += burst_bytes_;
-    stats_.latency_cycles += end - s.arrival;
-    stats_.latency.add(end - s.arrival);
-    stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
-    left_at_[leave_slot_] = best.at;
-    if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
-    leave(best.place);
-    // Close-page precharges at once unless a queued burst still hits the row (DRAMsim3's
-    // close-page rule), so a burst train within one row is not split by needless ACTs.
-    if (close_page_ && !others_hit(best.bank, best.at)) {
-      channel_.issue(DramCommand::kPrecharge, s.address,
-                     channel_.earliest(DramCommand::kPrecharge, s.address, best.at));
-      rebuild(best.bank);
+    issue_column(best);
+    if (fcfs_ || close_page_) continue;
+    if (row_banks_.empty() && queued_ == next_admit_ - base_) {
+      in_order_ = true;
+      continue;
     }
-    while (base_ < next_admit_ && slot(base_).done) ++base_;
-  }
-}
-
-std::uint64_t DramController::not_before(BurstId id) const {
-  assert(!done(id));
-  const Slot& s = slot(id);
-  if (id >= next_admit_) {
-    // Still outside the queue: every burst ahead of it in line must first leave the queue, one
-    // column command each, at least column_interval_ apart.
-    if (next_decision_ == kNoCycle) return kNoCycle;  // nothing decided since it was enqueued
-    return next_decision_ + (id - next_admit_ + 1) * column_interval_;
-  }
-  const Queued& q = pool_[s.queued];
-  return std::max(next_decision_, channel_.earliest(next_command(q), s.address, q.entry));
-}
-
-std::uint64_t DramController::schedule(std::vector<DramRequest>& batch) {
-  std::vector<BurstId> ids;
-  std::vector<TransferId> transfers;
-  for (const DramRequest& r : batch) {
-    transfers.push_back(open_transfer());
-    ids.push_back(enqueue(r.address, r.write, r.arrival, transfers.back()));
-  }
-  std::uint64_t last = 0;
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    while (!done(ids[i])) {
-      const std::uint64_t cycle = not_before(ids[i]);
-      advance(cycle == kNoCycle ? cycle : cycle + 1);
+    // The run of column commands that select_frfcfs() would choose one by one, decided without
+    // weighing the row commands: none comes before row_floor_ (kept a bound as bursts enter and
+    // leave, see row_floor_known_). A refresh due ends the run, as does a row command.
+    while (row_floor_known_ && queued_hits_ > 0) {
+      if (next_admit_ < end_ && queued_ < queue_depth_) admit();
+      best_column(best);
+      if (best.at > row_floor_ || channel_.next_refresh() <= best.at) break;
+      if (best.at >= until) {
+        next_decision_ = best.at;
+        pending_valid_ = true;
+        return;
+      }
+      complete_column(best.id, best.at);
     }
-    const Transfer& t = transfer(transfers[i]);
-    batch[i].done = t.last_done;
-    batch[i].outcome = t.hits     ? RowOutcome::kHit
-                       : t.misses ? RowOutcome::kMiss
-                                  : RowOutcome::kConflict;
-    last = std::max(last, batch[i].done);
   }
-  for (TransferId t : transfers) release(t);
-  return last;
-}
-
-DramControllerStats DramController::stats() const {
-  DramControllerStats s = stats_;
-  const DramChannelStats& c = channel_.stats();
-  s.activates = c.activates;
-  s.precharges = c.precharges;
-  s.refreshes = c.refreshes;
-  s.refresh_cycles = c.refresh_cycles;
-  s.data_bus_cycles = c.data_bus_cycles;
-  return s;
 }
 
 }  // namespace tpusim::models

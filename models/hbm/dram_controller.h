@@ -79,11 +79,16 @@ class DramController {
   // added in the order their arrivals become known, never with an arrival before a cycle
   // already decided.
   BurstId enqueue(const DramAddress& address, bool write, std::uint64_t arrival,
+                  TransferId transfer) {
+    return enqueue(&address, 1, write, arrival, transfer);
+  }
+  // Adds `n` bursts at once (ids first, first + 1, ...; returns first), same rules.
+  BurstId enqueue(const DramAddress* addresses, std::uint32_t n, bool write, std::uint64_t arrival,
                   TransferId transfer);
   // Issues, in time order, every command that can issue at a cycle before `until`. A decision
   // at cycle t depends only on bursts that arrived by t, so advancing late changes nothing.
   void advance(std::uint64_t until);
-  bool done(BurstId id) const { return id < base_ || slot(id).done; }
+  bool done(BurstId id) const { return id < base_ || (slot(id).state & kDone); }
   const Transfer& transfer(TransferId t) const { return transfers_[t & transfer_mask_]; }
   // A cycle before which burst `id` cannot have its column command decided (valid after
   // advance(), while the burst is not done): advance to just past it, then ask again.
@@ -104,71 +109,82 @@ class DramController {
 
  private:
   static constexpr std::uint32_t kNil = ~0u;
-  // A burst until its column command issues (kept until the oldest not done passes it).
+  static constexpr BurstId kNone = ~BurstId{0};
+  static constexpr std::uint64_t kNoCycle = ~std::uint64_t{0};
+  static DramCommand column_command(bool write) {
+    return write ? DramCommand::kWrite : DramCommand::kRead;
+  }
+  // A burst from enqueue() until the oldest not done passes it: it waits in line (id >=
+  // next_admit_), is queued, then done. The queue is every burst between base_ and next_admit_
+  // not yet done, in id order; each bank's queued bursts are also linked, oldest first.
   struct Slot {
-    DramAddress address;
-    bool write = false, started = false, done = false;
-    RowOutcome outcome = RowOutcome::kHit;
-    std::uint32_t queued = kNil;  // its place in pool_ while queued
-    std::uint64_t arrival = 0;
-    TransferId transfer = 0;
-  };
-  // A queued burst: what selection reads of it, linked oldest first into the queue and into its
-  // bank's list (a place in pool_, so a burst leaves without moving the others).
-  struct Queued {
-    BurstId id;
+    std::uint64_t arrival;
     std::uint64_t entry;  // cycle it entered the queue (>= arrival)
+    BurstId bank_prev, bank_next;
+    BurstId hit_prev, hit_next;  // while a queued hit: the hits of its direction, oldest first
     std::uint32_t row;
-    std::uint16_t bank;  // DramChannel::bank_index
+    std::uint32_t transfer;  // the TransferId's low bits: its index under transfer_mask_
+    std::uint16_t bank;      // DramChannel::bank_index
     std::uint8_t group;
-    bool write;
-    std::uint32_t prev, next;            // the queue
-    std::uint32_t bank_prev, bank_next;  // the bank's list
+    std::uint8_t state;  // State bits
   };
+  enum State : std::uint8_t {
+    kWrite = 1,
+    kQueued = 2,     // entered and not done
+    kHit = 4,        // queued and its row is open: its next command is its column command
+    kDone = 8,       // its column command has issued
+    kStarted = 16,   // its first command has issued: a row command, so a miss...
+    kConflict = 32,  // ... or a conflict
+    kQueuedHit = kQueued | kHit,
+  };
+  static bool is_queued_hit(const Slot& s) { return (s.state & kQueuedHit) == kQueuedHit; }
   // One bank's queued bursts and what selection needs to know of them: kept as bursts enter
   // and leave, rebuilt when the bank's open row changes (only a row hit leaves the queue, so
   // the bursts that need a row command change only then or when one enters).
   struct BankQueue {
-    std::uint32_t first = kNil, last = kNil;  // its list, oldest first
-    std::uint32_t hits = 0, others = 0;       // queued bursts that hit / miss the open row
-    std::uint64_t first_hit_entry = 0;        // least entry over the hits (the PRE hold-back)
-    bool first_hit_stale = false;             // a hit with that entry left: recompute on demand
-    BurstId oldest_other = 0;                 // the oldest burst that needs a row command
+    BurstId first = kNone, last = kNone;  // its list, oldest first
+    std::uint32_t hits = 0, others = 0;   // queued bursts that hit / miss the open row
+    std::uint64_t first_hit_entry = 0;    // least entry over the hits (the PRE hold-back)
+    bool first_hit_stale = false;         // a hit with that entry left: recompute on demand
+    BurstId oldest_other = kNone;         // the oldest burst needing a row command
     std::uint64_t oldest_other_entry = 0;
     std::uint32_t listed = kNil;  // position in row_banks_
     std::uint8_t group = 0;
-    // The bank's best row command (row_at kNoCycle: none may issue). It depends on the bank's
-    // queue and state and on the ACT floors only, so it is kept until one of them changes: in
-    // a stream, column commands elsewhere leave it as it was.
-    bool row_known = false;
-    DramCommand row_cmd = DramCommand::kActivate;
-    std::uint64_t row_at = 0;
-    BurstId row_id = 0;
+    // With a row open, the bank's best precharge (pre_at kNoCycle: none may issue). It depends
+    // on the bank's queue and state only, so it is kept until one of them changes. (An
+    // activate's cycle depends on every ACT in the channel and is worked out when needed.)
+    bool pre_known = false;
+    std::uint64_t pre_at = 0;
+    BurstId pre_id = kNone;
   };
-  // The command selection settled on.
+  // A command selection settled on.
   struct Choice {
     std::uint64_t at;
     BurstId id;
     DramCommand cmd;
     bool column;
     std::uint32_t bank;
-    std::uint32_t place;  // in pool_, for a column command
   };
 
   Slot& slot(BurstId id) { return ring_[static_cast<std::size_t>(id) & ring_mask_]; }
   const Slot& slot(BurstId id) const { return ring_[static_cast<std::size_t>(id) & ring_mask_]; }
-  // Moves bursts from the line into the queue while it has room; returns the place of the
-  // first that entered (kNil if none), the others following it in the queue.
-  std::uint32_t admit();
-  void leave(std::uint32_t place);
+  // Moves bursts from the line into the queue while it has room; returns the first that
+  // entered (kNone if none), the others following it up to next_admit_.
+  BurstId admit();
   void select_frfcfs(Choice& best);
+  // The best column command (at kNoCycle: no queued hit).
+  void best_column(Choice& best);
   void select_fcfs(Choice& best) const;
+  // The best row command of bank `b` (one with queued bursts that miss its open row) given
+  // `floor`, the least cycle of its command: sets `at` (kNoCycle: none) and `id`.
+  void find_row_command(std::uint32_t b, std::uint64_t floor, std::uint64_t& at, BurstId& id);
   // The command a burst that just entered the queue could issue, if it beats `best`; false if
   // its arrival may change another burst's candidate (a hit holding back a precharge).
-  bool merge_entered(std::uint32_t place, Choice& best);
-  // Works out the best row command of bank `b` (one with queued bursts that miss its open row).
-  void find_row_command(std::uint32_t b);
-  void count_in(std::uint32_t b, const Queued& q);
+  bool merge_entered(BurstId id, Choice& best);
+  void count_in(BankQueue& bq, Slot& s, BurstId id, std::int64_t open_row);
+  // A queued hit joins its direction's list in id order (at the end: `append`), or leaves it.
+  void link_hit(BurstId id, Slot& s, bool append);
+  void unlink_hit(Slot& s);
   void rebuild(std::uint32_t b);
   void rebuild_all();
   // Keeps row_banks_ listing exactly the banks with bursts that need a row command.
@@ -177,9 +193,30 @@ class DramController {
   }
   void relist_row_bank(std::uint32_t b);
   std::uint64_t first_hit_entry(std::uint32_t b);
+  // A queued hit's column command: its earliest cycle.
+  std::uint64_t column_at(const Slot& s) const;
+  // The least channel floor over the directions of the queued bursts: no column command is
+  // earlier.
+  std::uint64_t least_column_floor() const;
   // The next command a queued burst needs, given its bank's row state.
-  DramCommand next_command(const Queued& q) const;
+  DramCommand next_command(const Slot& s) const;
   bool others_hit(std::uint32_t bank, std::uint64_t entered_by) const;
+  // In order: while every queued burst is a row hit (no bank needs a row command) and the
+  // queue has no gaps, the oldest burst's column command is FR-FCFS's choice whenever it reaches
+  // the least column floor, and nothing else need be kept: no lists, no bank summaries. Decides
+  // in that mode; returns false where advance() stops (the next decision is at `until` or
+  // later), true once it left the mode (lists rebuilt) for the general selection to go on.
+  bool advance_in_order(std::uint64_t until);
+  // Leaves the in-order mode: rebuilds the lists and bank summaries from the queue.
+  void leave_in_order();
+  // Issues the chosen command and settles what it changes.
+  void issue_row(const Choice& c);
+  void issue_column(const Choice& c);
+  // The column command of queued burst `id` at `at`: the channel, the burst's transfer and
+  // the statistics; it leaves the queue.
+  void complete_column(BurstId id, std::uint64_t at);
+  // complete_column() in the in-order mode: the oldest queued burst, no lists kept.
+  void complete_in_order(BurstId id, std::uint64_t at);
 
   DramChannel channel_;
   const std::uint32_t queue_depth_;
@@ -196,14 +233,20 @@ class DramController {
   std::vector<Transfer> transfers_;
   std::size_t transfer_mask_;
   TransferId transfer_base_ = 0, transfer_end_ = 0;
-  BurstId next_admit_ = 0;    // oldest burst not yet in the queue
-  std::vector<Queued> pool_;  // queue_depth places
-  std::vector<std::uint32_t> free_places_;
-  std::uint32_t head_ = kNil, tail_ = kNil;  // the queue, oldest first (ids grow with age)
-  std::uint32_t queued_reads_ = 0, queued_writes_ = 0, queued_hits_ = 0;
+  BurstId next_admit_ = 0;  // oldest burst not yet in the queue
+  // The queued hits of each direction (reads, writes), linked oldest first.
+  BurstId hit_first_[2] = {kNone, kNone}, hit_last_[2] = {kNone, kNone};
+  std::uint32_t queued_ = 0, queued_reads_ = 0, queued_writes_ = 0, queued_hits_ = 0;
   std::vector<BankQueue> banks_;
   std::vector<std::uint32_t> row_banks_;  // banks with a burst that needs a row command
-  std::uint64_t next_decision_ = 0;       // cycle of the command advance() stopped before
+  // While row_floor_known_: no row command of a queued burst can issue before row_floor_
+  // (kNoCycle: none can issue). select_frfcfs() sets it to the least row command; it stays a
+  // bound while only hits leave banks without such bursts and bursts enter (each lowers it to
+  // its own command's cycle), and lets the next selection look at the oldest hit alone.
+  bool row_floor_known_ = false;
+  std::uint64_t row_floor_ = 0;
+  bool in_order_ = false;            // see advance_in_order()
+  std::uint64_t next_decision_ = 0;  // cycle of the command advance() stopped before
   // The choice advance() stopped before, still valid while no command issues: bursts that enter
   // later are merged into it rather than choosing among all again.
   Choice pending_{};
@@ -215,6 +258,10 @@ class DramController {
   std::uint64_t entered_ = 0;
   std::uint32_t enter_slot_ = 0, leave_slot_ = 0;
   DramControllerStats stats_;
+  // Burst latencies below kShortLatency counted one counter each, folded into stats_.latency
+  // by stats(): a cheaper update per burst than the histogram's own.
+  static constexpr std::uint32_t kShortLatency = 1024;
+  std::vector<std::uint32_t> short_latency_;
 };
 
 }  // namespace tpusim::models

@@ -1,7 +1,6 @@
 #include "models/memory/memory.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 namespace tpusim::models {
@@ -42,6 +41,15 @@ void BackingStore::write(std::uint64_t addr, const std::uint8_t* in, std::uint64
 
 namespace {
 constexpr std::uint32_t kNoPiece = ~0u;
+
+// The DRAM clock edge at or after `seconds` (less a millionth of a cycle of rounding): std::ceil
+// without the library call, for the non-negative times it is given.
+std::uint64_t dram_cycle_at(double seconds, double hz) {
+  const double cycles = seconds * hz - 1e-6;
+  if (cycles <= 0) return 0;
+  const auto whole = static_cast<std::uint64_t>(cycles);
+  return double(whole) < cycles ? whole + 1 : whole;
+}
 }  // namespace
 
 Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
@@ -50,6 +58,7 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
       ctx_(ctx),
       timing_(ctx.spec.memory, ctx.spec.clock),
       address_map_(ctx.spec.memory.hbm),
+      shifts_(address_map_.power_of_two() ? address_map_.shifts() : AddressMap::Shifts{}),
       noc_(ctx.spec.noc, ctx.spec.cores,
            ctx.spec.memory.model == MemoryModel::kHbm ? ctx.spec.memory.hbm.total_channels()
                                                       : ctx.spec.memory.channels,
@@ -91,40 +100,50 @@ double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write
 std::uint64_t Memory::decidable_until() const {
   // A request posted now or later reaches a controller at this cycle or later (dram_post
   // rounds arrivals up the same way), so every command before it can be decided.
-  return static_cast<std::uint64_t>(
-      std::ceil(sc_core::sc_time_stamp().to_seconds() * dram_ck_hz_ - 1e-6));
+  return dram_cycle_at(sc_core::sc_time_stamp().to_seconds(), dram_ck_hz_);
 }
 
 void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) {
   const double now = sc_core::sc_time_stamp().to_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
   const std::uint64_t burst = address_map_.burst_bytes();
-  const std::uint64_t end = addr + bytes;
+  const std::uint64_t first = addr / burst * burst;
+  const auto n = static_cast<std::uint32_t>((addr + bytes - first + burst - 1) / burst);
+  if (n == 0) return;
   // Pieces first (a write's data crosses the interconnect per channel before it arrives), then
   // each piece's bursts, so one piece's bursts have consecutive ids.
-  mapped_.clear();
-  for (std::uint64_t at = addr / burst * burst; at < end; at += burst) {
-    mapped_.push_back(address_map_.map(at));
-    const std::uint32_t ch = mapped_.back().channel;
-    if (piece_of_channel_[ch] == kNoPiece) {
-      piece_of_channel_[ch] = static_cast<std::uint32_t>(t.pieces.size());
-      t.pieces.push_back(Piece{ch, 0, 0, 0, 0});
+  mapped_.resize(n);
+  const auto map_all = [&](const auto& map) {
+    const auto local = map;  // see AddressMap::Shifts
+    DramAddress* const out = mapped_.data();
+    for (std::uint32_t i = 0; i < n; ++i) out[i] = local.map(first + std::uint64_t{i} * burst);
+  };
+  if (address_map_.power_of_two())
+    map_all(shifts_);
+  else
+    map_all(address_map_);
+  for (const DramAddress& a : mapped_) {
+    if (piece_of_channel_[a.channel] == kNoPiece) {
+      piece_of_channel_[a.channel] = static_cast<std::uint32_t>(t.pieces.size());
+      t.pieces.push_back(Piece{a.channel, 0, 0, 0, 0});
     }
-    Piece& p = t.pieces[piece_of_channel_[ch]];
-    p.bytes += std::min(end, at + burst) - std::max(addr, at);
-    ++p.bursts;
+    ++t.pieces[piece_of_channel_[a.channel]].bursts;
   }
-  // Each piece's bursts in address order: a counting sort by piece.
+  // Each piece's bursts in address order (a counting sort by piece) and its bytes: whole bursts
+  // but for the ends of the range.
   piece_fill_.clear();
   std::uint32_t start = 0;
-  for (const Piece& p : t.pieces) {
+  for (Piece& p : t.pieces) {
     piece_fill_.push_back(start);
     start += p.bursts;
+    p.bytes = std::uint64_t{p.bursts} * burst;
   }
-  by_piece_.resize(mapped_.size());
-  for (std::uint32_t i = 0; i < mapped_.size(); ++i)
-    by_piece_[piece_fill_[piece_of_channel_[mapped_[i].channel]]++] = i;
-  std::uint32_t k = 0;
+  t.pieces[piece_of_channel_[mapped_.front().channel]].bytes -= addr - first;
+  t.pieces[piece_of_channel_[mapped_.back().channel]].bytes -=
+      first + std::uint64_t{n} * burst - (addr + bytes);
+  sorted_.resize(n);
+  for (const DramAddress& a : mapped_) sorted_[piece_fill_[piece_of_channel_[a.channel]]++] = a;
+  start = 0;
   for (Piece& p : t.pieces) {
     piece_of_channel_[p.channel] = kNoPiece;
     const std::uint32_t there = noc_.memory_node(p.channel);
@@ -132,15 +151,12 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
         t.write ? noc_.transfer(here, there, p.bytes, t.arrival_s, t.arrival_s, now)
                 : t.arrival_s + noc_.latency(here, there);
     // A request arriving mid-cycle is seen at the next DRAM clock edge.
-    const auto cycle = static_cast<std::uint64_t>(std::ceil(at_memory * dram_ck_hz_ - 1e-6));
+    const std::uint64_t cycle = dram_cycle_at(at_memory, dram_ck_hz_);
     t.last_arrival_cycle = std::max(t.last_arrival_cycle, cycle);
     DramController& controller = dram_[p.channel];
     p.transfer = controller.open_transfer();
-    for (std::uint32_t b = 0; b < p.bursts; ++b, ++k) {
-      const DramController::BurstId id =
-          controller.enqueue(mapped_[by_piece_[k]], t.write, cycle, p.transfer);
-      if (b == 0) p.first = id;
-    }
+    p.first = controller.enqueue(&sorted_[start], p.bursts, t.write, cycle, p.transfer);
+    start += p.bursts;
   }
 }
 

@@ -138,6 +138,7 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   const SimContext& ctx_;
   SimpleMemoryTiming timing_;
   AddressMap address_map_;
+  AddressMap::Shifts shifts_;
   std::vector<DramController> dram_;
   NocTiming noc_;
   double dram_ck_hz_;
@@ -146,7 +147,8 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   // dram_post scratch: the piece of each channel the transaction touched; its bursts, mapped.
   std::vector<std::uint32_t> piece_of_channel_;
   std::vector<DramAddress> mapped_;
-  std::vector<std::uint32_t> piece_fill_, by_piece_;
+  std::vector<std::uint32_t> piece_fill_;
+  std::vector<DramAddress> sorted_;
   PerOpStats<MemoryStats> stats_;
   BackingStore store_;
   std::uint32_t track_;

@@ -124,6 +124,42 @@ struct Lcg {
   }
 };
 
+// Feeds `bursts` (one transfer each) to a controller in the rounds `round_end` marks, advancing
+// to `decided[k]` after round k (0: not at all), then to the end; returns how many bursts differ
+// from the reference and checks the command counts.
+std::size_t mismatches_against_reference(const DramSpec& s, const std::vector<DramRequest>& bursts,
+                                         const std::vector<std::size_t>& round_end,
+                                         const std::vector<std::uint64_t>& decided) {
+  DramController ctl(s);
+  std::vector<DramController::BurstId> ids;
+  std::vector<DramController::TransferId> transfers;
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < round_end.size(); ++k) {
+    for (; next < round_end[k]; ++next) {
+      transfers.push_back(ctl.open_transfer());
+      ids.push_back(ctl.enqueue(bursts[next].address, bursts[next].write, bursts[next].arrival,
+                                transfers.back()));
+    }
+    if (decided[k] > 0) ctl.advance(decided[k]);
+  }
+  ctl.advance(std::numeric_limits<std::uint64_t>::max());
+  DramChannelStats expect_stats;
+  const std::vector<Outcome> expect = reference(s, bursts, expect_stats);
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    REQUIRE(ctl.done(ids[i]));
+    const DramController::Transfer& t = ctl.transfer(transfers[i]);
+    const Outcome got{t.last_done, t.hits     ? RowOutcome::kHit
+                                   : t.misses ? RowOutcome::kMiss
+                                              : RowOutcome::kConflict};
+    if (!(got == expect[i])) ++mismatches;
+  }
+  CHECK(ctl.channel().stats().activates == expect_stats.activates);
+  CHECK(ctl.channel().stats().precharges == expect_stats.precharges);
+  CHECK(ctl.channel().stats().refreshes == expect_stats.refreshes);
+  return mismatches;
+}
+
 }  // namespace
 
 TEST_CASE("dram controller: decides exactly what the rules say, on random traffic",
@@ -155,11 +191,10 @@ TEST_CASE("dram controller: decides exactly what the rules say, on random traffi
       // Bursts become known in rounds: each round's arrivals are at or after the cycle the
       // controller was last advanced to (never in its decided past), in any order within it,
       // and some rounds advance it part of the way, as the memory does when asked early.
-      DramController ctl(s);
       std::vector<DramRequest> bursts;
-      std::vector<DramController::BurstId> ids;
-      std::vector<DramController::TransferId> transfers;  // one per burst
-      std::uint64_t decided = 0;
+      std::vector<std::size_t> round_end;
+      std::vector<std::uint64_t> decided;
+      std::uint64_t now = 0;
       for (int round = 0; round < 600; ++round) {
         const std::uint64_t n = 1 + rng.next(12);
         const bool write = rng.next(3) == 0;
@@ -171,33 +206,66 @@ TEST_CASE("dram controller: decides exactly what the rules say, on random traffi
           r.address.row = static_cast<std::uint32_t>(rng.next(c.rows));
           r.address.column = static_cast<std::uint32_t>(rng.next(32));
           r.write = rng.next(4) == 0 ? !write : write;
-          r.arrival = decided + (rng.next(2) == 0 ? 0 : rng.next(40));  // often ties
+          r.arrival = now + (rng.next(2) == 0 ? 0 : rng.next(40));  // often ties
           bursts.push_back(r);
-          transfers.push_back(ctl.open_transfer());
-          ids.push_back(ctl.enqueue(r.address, r.write, r.arrival, transfers.back()));
         }
-        if (rng.next(3) != 0) {
-          decided += rng.next(4) == 0 ? 1 : rng.next(120);
-          ctl.advance(decided);
+        const bool advance = rng.next(3) != 0;
+        if (advance) now += rng.next(4) == 0 ? 1 : rng.next(120);
+        round_end.push_back(bursts.size());
+        decided.push_back(advance ? now : 0);
+      }
+      INFO("depth " << c.depth << ", seed " << seed << ", " << bursts.size() << " bursts");
+      CHECK(mismatches_against_reference(s, bursts, round_end, decided) == 0);
+    }
+  }
+}
+
+TEST_CASE("dram controller: decides exactly what the rules say, on streams",
+          "[dram][controller][reference]") {
+  // Streams as the memory posts them: transfers of four bursts, one per bank group in the same
+  // bank and row, each stream along its rows (32 columns per row, 4 banks in turn); the queue
+  // mostly holds row hits in order, with row changes, refreshes and a writing stream between.
+  struct Case {
+    std::uint32_t streams, depth;
+    std::uint64_t refi;
+    bool writes;  // the last stream writes
+  };
+  const Case cases[] = {{1, 32, 3900, false},
+                        {2, 32, 3900, true},
+                        {4, 32, 700, true},
+                        {3, 8, 3900, false},
+                        {1, 1, 3900, true}};
+  for (const Case& c : cases) {
+    const DramSpec s = spec(PagePolicy::kOpen, DramScheduler::kFrFcfs, c.depth, c.refi);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      Lcg rng{seed * 104729 + c.streams};
+      std::vector<DramRequest> bursts;
+      std::vector<std::size_t> round_end;
+      std::vector<std::uint64_t> decided;
+      std::vector<std::uint64_t> column(c.streams, 0);
+      std::uint64_t now = 0;
+      for (int round = 0; round < 400; ++round) {
+        const std::uint64_t transfers = 1 + rng.next(4);
+        for (std::uint64_t k = 0; k < transfers; ++k) {
+          const auto stream = static_cast<std::uint32_t>(rng.next(c.streams));
+          const std::uint64_t col = column[stream]++;
+          for (std::uint32_t g = 0; g < 4; ++g) {
+            DramRequest r;
+            r.address.bank_group = g;
+            r.address.bank = static_cast<std::uint32_t>(col / 32 % 4);
+            r.address.row = static_cast<std::uint32_t>((stream * 100 + col / 128) % 1024);
+            r.address.column = static_cast<std::uint32_t>(col % 32);
+            r.write = c.writes && stream == c.streams - 1;
+            r.arrival = now + rng.next(3);
+            bursts.push_back(r);
+          }
         }
+        now += rng.next(8) == 0 ? rng.next(200) : rng.next(12);
+        round_end.push_back(bursts.size());
+        decided.push_back(now);
       }
-      ctl.advance(std::numeric_limits<std::uint64_t>::max());
-      DramChannelStats expect_stats;
-      const std::vector<Outcome> expect = reference(s, bursts, expect_stats);
-      std::size_t mismatches = 0;
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        REQUIRE(ctl.done(ids[i]));
-        const DramController::Transfer& t = ctl.transfer(transfers[i]);
-        const Outcome got{t.last_done, t.hits     ? RowOutcome::kHit
-                                       : t.misses ? RowOutcome::kMiss
-                                                  : RowOutcome::kConflict};
-        if (!(got == expect[i])) ++mismatches;
-      }
-      INFO("depth " << c.depth << ", seed " << seed << ", " << ids.size() << " bursts");
-      CHECK(mismatches == 0);
-      CHECK(ctl.channel().stats().activates == expect_stats.activates);
-      CHECK(ctl.channel().stats().precharges == expect_stats.precharges);
-      CHECK(ctl.channel().stats().refreshes == expect_stats.refreshes);
+      INFO(c.streams << " streams, depth " << c.depth << ", seed " << seed);
+      CHECK(mismatches_against_reference(s, bursts, round_end, decided) == 0);
     }
   }
 }
