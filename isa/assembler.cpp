@@ -190,7 +190,10 @@ InstrBody Assembler::build_vector(VectorOp op) {
 
 InstrBody Assembler::build_sem(bool wait) {
   Params p{{"unit", "sem"}, {}, {}};
-  if (wait) p.positional.push_back("count");
+  if (wait)
+    p.positional.push_back("count");
+  else
+    p.flags.push_back("reads");
   split_operands(p, 1);
   Unit unit = unit_op("unit", std::nullopt);
   const RawOperand& s = need("sem");
@@ -209,7 +212,7 @@ InstrBody Assembler::build_sem(bool wait) {
                 "sem: number out of range: s" + std::to_string(v) + " (expected s0..s65535)");
   sem = static_cast<std::uint16_t>(v);
   if (wait) return SemWait{unit, sem, static_cast<std::uint32_t>(uint_or("count", 32, 1))};
-  return SemSignal{unit, sem};
+  return SemSignal{unit, sem, flag("reads")};
 }
 
 void Assembler::instruction() {

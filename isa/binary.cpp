@@ -12,6 +12,7 @@ namespace {
 constexpr std::uint8_t kFlagTranspose = 1;   // mxu.lw
 constexpr std::uint8_t kFlagAccumulate = 1;  // mxu.mm
 constexpr std::uint8_t kFlagKeep = 2;        // mxu.mm
+constexpr std::uint8_t kFlagReads = 1;       // sem.signal
 
 std::string hex(std::size_t v) {
   char buf[32];
@@ -165,7 +166,7 @@ void encode_instruction(Writer& w, const Instruction& inst) {
     w.u32(0);
     for (auto* o : {&v->dst, &v->a, &v->b}) w.u64(o->addr.addr);
   } else if (auto* s = std::get_if<SemSignal>(&inst.body)) {
-    put_header(w, inst, 0);
+    put_header(w, inst, s->reads ? kFlagReads : 0);
     w.u8(static_cast<std::uint8_t>(s->unit.kind));
     w.u8(s->unit.index);
     w.u16(s->sem);
@@ -286,7 +287,8 @@ Instruction decode_instruction(Reader& r, std::size_t index, std::size_t n_ops) 
         inst.body = SemWait{u, sem, r.u32()};
       } else {
         r.reserved(4, name);
-        inst.body = SemSignal{u, sem};
+        allowed_flags = kFlagReads;
+        inst.body = SemSignal{u, sem, (flags & kFlagReads) != 0};
       }
       break;
     }

@@ -86,7 +86,8 @@ class Printer {
     if (auto* m = std::get_if<MxuMatmul>(&inst.body)) return mm(*m);
     if (auto* v = std::get_if<VectorInstr>(&inst.body)) return vector(*v);
     if (auto* s = std::get_if<SemSignal>(&inst.body))
-      return "sem.signal " + unit_name(s->unit) + " s" + std::to_string(s->sem);
+      return "sem.signal " + unit_name(s->unit) + " s" + std::to_string(s->sem) +
+             (s->reads ? " reads" : "");
     if (auto* s = std::get_if<SemWait>(&inst.body)) {
       return "sem.wait " + unit_name(s->unit) + " s" + std::to_string(s->sem) +
              (s->count == 1 ? "" : " " + std::to_string(s->count));

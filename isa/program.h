@@ -125,6 +125,9 @@ struct VectorInstr {
 struct SemSignal {
   Unit unit;
   std::uint16_t sem = 0;
+  // Fires once every earlier instruction of the unit has read its sources, not once it has
+  // completed: what a consumer that only reads a buffer signals to hand it back for refilling.
+  bool reads = false;
 };
 
 struct SemWait {

@@ -169,7 +169,7 @@ void Handoff::post(Emitter& e) const { post(e, 0, from.size()); }
 
 void Handoff::post(Emitter& e, std::size_t first, std::size_t last) const {
   for (std::size_t i = first; i < last; ++i)
-    for (std::uint16_t sem : sems) e.signal(from[i], sem);
+    for (std::uint16_t sem : sems) e.signal(from[i], sem, reads);
 }
 
 void Handoff::take(Emitter& e) const {

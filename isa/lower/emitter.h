@@ -38,7 +38,9 @@ class Emitter {
   void dma(std::uint8_t engine, Transfer t);
   void vector(VectorOp op, DType dtype, DType src_dtype, std::uint32_t rows, std::uint32_t cols,
               VectorOperand dst, VectorOperand a, VectorOperand b = {}, float scale = 0.0f);
-  void signal(Unit unit, std::uint16_t sem) { emit(SemSignal{unit, sem}); }
+  void signal(Unit unit, std::uint16_t sem, bool reads = false) {
+    emit(SemSignal{unit, sem, reads});
+  }
   void wait(Unit unit, std::uint16_t sem, std::uint32_t count) { emit(SemWait{unit, sem, count}); }
   void barrier() { emit(Barrier{}); }
   // Puts an instruction of the current operator before instruction `index`.
@@ -78,6 +80,8 @@ struct Handoff {
   std::vector<Unit> from;
   std::vector<Unit> to;
   std::vector<std::uint16_t> sems;  // one per consumer
+  // The producers hand back a buffer they only read: they signal once their reads are done.
+  bool reads = false;
   void post(Emitter& e) const;
   // The signals of the producers in [first, last) of `from` only (the rest post theirs later).
   void post(Emitter& e, std::size_t first, std::size_t last) const;

@@ -165,6 +165,7 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
     for (std::uint64_t i = 0; i < nin; ++i) {
       in_full[i] = pool.handoff(dmas, mxus);
       in_empty[i] = pool.handoff(mxus, dmas);
+      in_empty[i].reads = true;
     }
     for (int i = 0; i < 2; ++i) {
       acc_full[i] = pool.handoff(mxus, vpu);

@@ -41,12 +41,16 @@ void Unit::run() {
     const std::uint32_t index = queue_.read();
     const isa::Instruction& inst = ctx_.program.instructions[index];
     if (const auto* signal = std::get_if<isa::SemSignal>(&inst.body)) {
-      // Fires when all earlier work of this unit has completed; the unit itself moves on.
-      semaphores_.signal_at(signal->sem, std::max(last_completion_, sc_core::sc_time_stamp()));
+      // Fires when all earlier work of this unit has completed (or, for `reads`, has read its
+      // sources); the unit itself moves on.
+      semaphores_.signal_at(signal->sem, std::max(signal->reads ? last_read_ : last_completion_,
+                                                  sc_core::sc_time_stamp()));
     } else if (const auto* w = std::get_if<isa::SemWait>(&inst.body)) {
       semaphores_.wait(w->sem, w->count, index);
     } else {
+      read_reported_ = false;
       execute(inst, index);
+      if (!read_reported_ && last_completion_ > last_read_) last_read_ = last_completion_;
     }
     --in_flight_;
     taken_.notify(sc_core::SC_ZERO_TIME);

@@ -33,6 +33,12 @@ class Unit : public sc_core::sc_module {
   void complete_at(const sc_core::sc_time& t) {
     if (t > last_completion_) last_completion_ = t;
   }
+  // When the instruction being executed has read all its sources (its completion when not
+  // given): a `sem.signal ... reads` waits for this of every earlier instruction.
+  void reads_done_at(const sc_core::sc_time& t) {
+    if (t > last_read_) last_read_ = t;
+    read_reported_ = true;
+  }
   // Records an instruction's interval on this unit's trace track.
   void trace(std::uint32_t index, std::uint32_t op, const sc_core::sc_time& start,
              const sc_core::sc_time& end);
@@ -46,6 +52,8 @@ class Unit : public sc_core::sc_module {
   sc_core::sc_fifo<std::uint32_t> queue_;
   std::uint32_t in_flight_ = 0;  // pushed but not yet taken off the queue and executed
   sc_core::sc_time last_completion_ = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time last_read_ = sc_core::SC_ZERO_TIME;
+  bool read_reported_ = false;
   sc_core::sc_event taken_;
   std::uint32_t track_;
 };

@@ -85,10 +85,10 @@ double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write
     const std::uint32_t there = noc_.memory_node(timing_.channel_of(at));
     if (write) {
       const double delivered = noc_.transfer(here, there, piece, arrival_s, arrival_s, now);
-      done = std::max(done, timing_.access(at, piece, delivered));
+      done = std::max(done, timing_.access(at, piece, delivered, now));
     } else {
       const double asked = arrival_s + noc_.latency(here, there);
-      const double read = timing_.access(at, piece, asked);
+      const double read = timing_.access(at, piece, asked, now);
       done = std::max(done, noc_.transfer(there, here, piece, asked, read, now));
     }
     s.noc_byte_hops += piece * noc_.hops(here, there);

@@ -8,10 +8,11 @@ SimpleMemoryTiming::SimpleMemoryTiming(const MemorySpec& spec, Hertz core_clock)
     : ideal_(spec.model == MemoryModel::kIdeal),
       channel_bw_(spec.bandwidth.bytes_per_second(core_clock).value() / spec.channels),
       latency_s_(spec.latency.seconds(core_clock).value()),
-      channel_free_s_(spec.channels, 0.0) {}
+      channels_(spec.channels) {}
 
-double SimpleMemoryTiming::access(std::uint64_t addr, std::uint64_t bytes, double now_s) {
-  double done = now_s;
+double SimpleMemoryTiming::access(std::uint64_t addr, std::uint64_t bytes, double arrival_s,
+                                  double present_s) {
+  double done = arrival_s;
   if (ideal_ || bytes == 0) return done;
   // Split at interleave boundaries; each piece queues on its own channel.
   std::uint64_t at = addr;
@@ -19,10 +20,10 @@ double SimpleMemoryTiming::access(std::uint64_t addr, std::uint64_t bytes, doubl
   while (at < end) {
     const std::uint64_t block_end = (at / kChannelInterleaveBytes + 1) * kChannelInterleaveBytes;
     const std::uint64_t piece = std::min(end, block_end) - at;
-    const std::uint32_t ch = channel_of(at);
-    const double start = std::max(now_s, channel_free_s_[ch]);
+    BusyTimeline<double>& channel = channels_[channel_of(at)];
+    channel.forget_before(present_s);
     const double transfer = double(piece) / channel_bw_;
-    channel_free_s_[ch] = start + transfer;
+    const double start = channel.reserve(arrival_s, transfer);
     done = std::max(done, start + transfer + latency_s_);
     at += piece;
   }

@@ -49,6 +49,7 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
     s.weight_bytes += bytes;
     trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(t.end));
     complete_at(ctx_.cycles(t.end));
+    reads_done_at(ctx_.cycles(t.end));  // the tile has shifted out of vector memory
     return;
   }
   const auto& mm = std::get<isa::MxuMatmul>(inst.body);
@@ -83,6 +84,7 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   s.output_bytes += output_bytes;
   trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(t.end));
   complete_at(ctx_.cycles(t.end));
+  reads_done_at(ctx_.cycles(t.input_end));  // the last input row has entered the array
   // No wait for the stream to end: MxuTiming keeps the array's input port busy until then, and
   // the next instruction may be a weight load that overlaps this stream (double buffering).
 }

@@ -6,44 +6,6 @@
 
 namespace tpusim::models {
 
-namespace {
-// Reservations closer than this (1 fs) touch: they are merged into one interval.
-constexpr double kTouch = 1e-15;
-}  // namespace
-
-double LinkTimeline::reserve(double earliest, double duration) {
-  // Start from the first interval that ends after `earliest`; most reservations append.
-  std::size_t i = busy_.size();
-  while (i > first_ && busy_[i - 1].end > earliest) --i;
-  double start = earliest;
-  for (; i < busy_.size(); ++i) {
-    if (start + duration <= busy_[i].start + kTouch) break;
-    start = std::max(start, busy_[i].end);
-  }
-  const double end = start + duration;
-  const bool joins_before = i > first_ && start <= busy_[i - 1].end + kTouch;
-  const bool joins_after = i < busy_.size() && end + kTouch >= busy_[i].start;
-  if (joins_before && joins_after) {
-    busy_[i - 1].end = busy_[i].end;
-    busy_.erase(busy_.begin() + static_cast<std::ptrdiff_t>(i));
-  } else if (joins_before) {
-    busy_[i - 1].end = std::max(busy_[i - 1].end, end);
-  } else if (joins_after) {
-    busy_[i].start = start;
-  } else {
-    busy_.insert(busy_.begin() + static_cast<std::ptrdiff_t>(i), Interval{start, end});
-  }
-  return start;
-}
-
-void LinkTimeline::forget_before(double now) {
-  while (first_ < busy_.size() && busy_[first_].end < now) ++first_;
-  if (first_ >= 64 && first_ * 2 >= busy_.size()) {
-    busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(first_));
-    first_ = 0;
-  }
-}
-
 NocTiming::NocTiming(const NocSpec& spec, std::uint32_t cores, std::uint32_t memory_nodes,
                      Hertz clock)
     : mesh_(spec.topology == NocTopology::kMesh),

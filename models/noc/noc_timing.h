@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/busy_timeline.h"
 #include "sim/base/spec/memory_spec.h"
 
 namespace tpusim::models {
@@ -31,24 +32,8 @@ struct NocLinkStats {
   }
 };
 
-// Busy intervals of one link, sorted and merged; reserve() fills the first gap that fits.
-class LinkTimeline {
- public:
-  // Reserves `duration` starting no earlier than `earliest`; returns the start.
-  double reserve(double earliest, double duration);
-  // Forgets intervals that end before `now` (no later reservation can start before it).
-  void forget_before(double now);
-  std::size_t intervals() const { return busy_.size() - first_; }
-
- private:
-  struct Interval {
-    double start, end;
-  };
-  // busy_[first_..] are live; forgotten ones are dropped from the front in batches (a vector
-  // indexes several times faster than a deque on this path).
-  std::vector<Interval> busy_;
-  std::size_t first_ = 0;
-};
+// Busy intervals of one link: reserve() fills the first gap that fits.
+using LinkTimeline = BusyTimeline<double>;
 
 class NocTiming {
  public:

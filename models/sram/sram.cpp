@@ -8,24 +8,38 @@ Sram::Sram(sc_core::sc_module_name name, const SimContext& ctx, const SramSpec& 
     : sc_core::sc_module(name),
       ctx_(ctx),
       spec_(spec),
-      port_free_at_(spec.ports, sc_core::SC_ZERO_TIME) {
+      ports_(spec.ports) {
   if (ctx.functional) data_.assign(spec.capacity.value(), 0);
 }
 
-std::size_t Sram::free_port() const {
-  return static_cast<std::size_t>(
-      std::min_element(port_free_at_.begin(), port_free_at_.end()) - port_free_at_.begin());
+std::size_t Sram::best_port(std::uint64_t at, std::uint64_t duration, std::uint64_t& start) const {
+  std::size_t best = 0;
+  start = ports_[0].fit(at, duration);
+  for (std::size_t p = 1; p < ports_.size() && start > at; ++p) {
+    const std::uint64_t s = ports_[p].fit(at, duration);
+    if (s < start) {
+      start = s;
+      best = p;
+    }
+  }
+  return best;
 }
 
 sc_core::sc_time Sram::earliest_free(const sc_core::sc_time& at) const {
-  return std::max(at, port_free_at_[free_port()]);
+  std::uint64_t start = 0;
+  best_port(at.value(), ctx_.core_period.value(), start);
+  return sc_core::sc_time::from_value(start);
 }
 
 sc_core::sc_time Sram::hold(const sc_core::sc_time& at, std::uint64_t cycles, std::uint64_t bytes,
                             bool write, std::uint32_t op) {
-  const std::size_t port = free_port();
-  const sc_core::sc_time start = std::max(at, port_free_at_[port]);
-  port_free_at_[port] = start + ctx_.cycles(cycles);
+  const std::uint64_t present = sc_core::sc_time_stamp().value();
+  for (BusyTimeline<std::uint64_t>& port : ports_) port.forget_before(present);
+  const std::uint64_t duration = ctx_.cycles(cycles).value();
+  std::uint64_t begin = 0;
+  const std::size_t port = best_port(at.value(), duration, begin);
+  ports_[port].reserve(begin, duration);
+  const sc_core::sc_time start = sc_core::sc_time::from_value(begin);
   SramStats& s = stats_[op];
   (write ? s.write_bytes : s.read_bytes) += bytes;
   ++s.accesses;

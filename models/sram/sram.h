@@ -1,8 +1,10 @@
 #pragma once
 // One on-chip SRAM (vector, accumulator or common memory): `ports` independent ports, each moving
-// `port_width` bytes per cycle. An access takes the port that frees first; units contend here.
-// Accesses are requested in simulated-time order (units wait() until an access starts before
-// asking), so a busy-until time per port is an exact FCFS arbiter.
+// `port_width` bytes per cycle. An access takes the port that can serve it first; units contend
+// here. Accesses are not requested in time order (a DMA load books the port for when its data
+// will arrive from memory), so each port keeps a timeline and an access takes the first gap that
+// fits at or after the time it can start: a port booked ahead still serves accesses that can go
+// now.
 
 #include <cstdint>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include <systemc>
 
+#include "models/common/busy_timeline.h"
 #include "models/common/sim_context.h"
 #include "models/common/stats.h"
 #include "sim/base/spec/core_spec.h"
@@ -50,7 +53,7 @@ class Sram : public sc_core::sc_module {
     SramStats& s = stats_[op];
     (write ? s.write_bytes : s.read_bytes) += bytes;
   }
-  // When a port is next free at or after `at`.
+  // When a port is next free at or after `at` for one cycle.
   sc_core::sc_time earliest_free(const sc_core::sc_time& at) const;
 
   const SramSpec& spec() const { return spec_; }
@@ -58,11 +61,12 @@ class Sram : public sc_core::sc_module {
   std::uint8_t* data() { return data_.empty() ? nullptr : data_.data(); }
 
  private:
-  std::size_t free_port() const;
+  // The port whose first gap of `duration` at or after `at` starts first, and that start.
+  std::size_t best_port(std::uint64_t at, std::uint64_t duration, std::uint64_t& start) const;
 
   const SimContext& ctx_;
   const SramSpec spec_;
-  std::vector<sc_core::sc_time> port_free_at_;
+  std::vector<BusyTimeline<std::uint64_t>> ports_;  // in sc_time resolution units
   PerOpStats<SramStats> stats_;
   std::vector<std::uint8_t> data_;  // functional mode only
 };

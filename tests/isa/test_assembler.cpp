@@ -108,6 +108,8 @@ TEST_CASE("asm: every mnemonic with its defaults", "[isa][asm]") {
   CHECK(w.count == 1);
   CHECK(std::get<SemWait>(one("sem.wait seq s0 count=5").body).count == 5);
   CHECK(std::get<SemSignal>(one("sem.signal vpu s31").body).sem == 31);
+  CHECK_FALSE(std::get<SemSignal>(one("sem.signal vpu s31").body).reads);
+  CHECK(std::get<SemSignal>(one("sem.signal mxu0 s3 reads").body).reads);
   CHECK(one("store dma0 dst=H src=a elem=4").opcode() == Opcode::kStore);
   CHECK(one("barrier").opcode() == Opcode::kBarrier);
   CHECK(one("halt").unit() == Unit{UnitKind::kSeq, 0});

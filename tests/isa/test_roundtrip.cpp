@@ -192,6 +192,7 @@ TEST_CASE("roundtrip: semaphores on every unit, barrier and halt", "[isa][roundt
   for (Unit u : units) {
     for (std::uint16_t sem : {std::uint16_t{0}, std::uint16_t{65535}}) {
       p.instructions.push_back(make(SemSignal{u, sem}));
+      p.instructions.push_back(make(SemSignal{u, sem, true}));
       for (std::uint32_t count : {0u, 1u, 2u, kMax32})
         p.instructions.push_back(make(SemWait{u, sem, count}));
     }

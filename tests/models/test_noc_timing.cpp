@@ -115,3 +115,17 @@ TEST_CASE("noc: a reservation fills an earlier gap in a link's timeline", "[noc]
   t.forget_before(23);
   CHECK(t.intervals() == 0);
 }
+
+TEST_CASE("noc: an integer timeline serves a request that can go now before one booked ahead",
+          "[noc][timing]") {
+  // An SRAM port in picoseconds: a DMA books [1000, 1500) for data still in flight; an access
+  // that can start at 0 takes the gap before it, and fit() agrees with reserve().
+  BusyTimeline<std::uint64_t> port;
+  CHECK(port.reserve(1000, 500) == 1000);
+  CHECK(port.fit(0, 1000) == 0);
+  CHECK(port.fit(0, 1001) == 1500);
+  CHECK(port.reserve(0, 1000) == 0);
+  CHECK(port.intervals() == 1);  // [0, 1000) touches [1000, 1500) exactly
+  CHECK(port.last_end() == 1500);
+  CHECK(port.reserve(200, 1) == 1500);
+}

@@ -155,6 +155,38 @@ TEST_CASE("exec: independent DMA and MXU work overlap, a semaphore serialises it
   CHECK(cycles_of(chained) == dma + mxu_alone);
 }
 
+TEST_CASE("exec: a reads signal fires once the matmul's rows have entered, before it drains",
+          "[exec][sync]") {
+  const std::uint64_t M = 64, N = 16;
+  // The lw shifts R cycles from dispatch; the matmul then streams its M rows: its last source
+  // read. Its results come out R + N - 2 cycles later and are written back after that.
+  const std::uint64_t rows_in = kDispatch + R + M;
+  const std::uint64_t done = rows_in + R + N - 2 + kWriteback;
+  // A one-chunk load waits on the signal, so it starts when the signal fires.
+  const std::string load = "sem.wait dma0 s0\nload dma0 dst=vmem:65536 src=hbm:0 elem=512\nhalt\n";
+  REQUIRE(load_cycles(rows_in, kChunk) > done);  // the load ends the program either way
+  CHECK(cycles_of(kHeader + tile(M) + "sem.signal mxu0 s0 reads\n" + load) ==
+        load_cycles(rows_in, kChunk));
+  CHECK(cycles_of(kHeader + tile(M) + "sem.signal mxu0 s0\n" + load) ==
+        load_cycles(done, kChunk));
+}
+
+TEST_CASE("exec: a store beside a load shares the channel with it, whatever each booked ahead",
+          "[exec][dma]") {
+  // dma0 loads 64 KiB while dma1 stores 64 KiB. A load books the vector-memory port for when its
+  // data will arrive, a latency ahead; a store then reads its data and books the channel for
+  // when that data arrives. Served in the gaps of what is booked, the one channel carries both
+  // streams back to back: 2 x 64 KiB at 64 B/cycle after the first chunk issues, then one
+  // latency and the last chunk's port time. The store is dispatched a cycle after the load.
+  const std::string program = kHeader + kLoad +
+                              "store dma1 dst=hbm:1048576 src=vmem:0 elem=65536\n"
+                              "halt\n";
+  const std::uint64_t both = load_cycles(kDispatch, 2 * kLoadBytes);
+  const std::uint64_t took = cycles_of(program);
+  CHECK(took >= both - kChunk / kPort);
+  CHECK(took <= both + kChunk / kBytesPerCycle);
+}
+
 TEST_CASE("exec: consecutive descriptors on one engine keep their chunks in flight together",
           "[exec][dma]") {
   // Two one-chunk loads on dma0. The engine takes the second as soon as it has issued the

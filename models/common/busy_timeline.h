@@ -1,0 +1,84 @@
+#pragma once
+// The busy intervals of one shared resource (an interconnect link, a memory channel, an SRAM
+// port), sorted and merged. A request reserves the first gap that fits at or after the time it
+// can start, not the end of the last reservation: requests reach a resource out of time order
+// (a DMA load books the vector-memory port for when its data will arrive, a store books the
+// memory channel for when its data has been read), and a resource booked ahead must still serve,
+// in the gaps, a request that can go now.
+
+#include <algorithm>
+#include <cstddef>
+#include <type_traits>
+#include <vector>
+
+namespace tpusim::models {
+
+template <class Time>
+class BusyTimeline {
+ public:
+  // The start reserve() would give, without reserving.
+  Time fit(Time earliest, Time duration) const {
+    std::size_t i;
+    return find(earliest, duration, i);
+  }
+
+  // Reserves `duration` starting no earlier than `earliest`; returns the start.
+  Time reserve(Time earliest, Time duration) {
+    std::size_t i;
+    const Time start = find(earliest, duration, i);
+    const Time end = start + duration;
+    const bool joins_before = i > first_ && start <= busy_[i - 1].end + kTouch;
+    const bool joins_after = i < busy_.size() && end + kTouch >= busy_[i].start;
+    const auto at = busy_.begin() + static_cast<std::ptrdiff_t>(i);
+    if (joins_before && joins_after) {
+      busy_[i - 1].end = busy_[i].end;
+      busy_.erase(at);
+    } else if (joins_before) {
+      busy_[i - 1].end = std::max(busy_[i - 1].end, end);
+    } else if (joins_after) {
+      busy_[i].start = start;
+    } else {
+      busy_.insert(at, Interval{start, end});
+    }
+    return start;
+  }
+
+  // Forgets intervals that end before `now` (no later reservation can start before it).
+  void forget_before(Time now) {
+    while (first_ < busy_.size() && busy_[first_].end < now) ++first_;
+    if (first_ >= 64 && first_ * 2 >= busy_.size()) {
+      busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(first_));
+      first_ = 0;
+    }
+  }
+
+  std::size_t intervals() const { return busy_.size() - first_; }
+  // When the last reservation ends (zero when there is none).
+  Time last_end() const { return busy_.size() > first_ ? busy_.back().end : Time{}; }
+
+ private:
+  // Reservations closer than this touch and merge: 1 fs in seconds, exact for integer times.
+  static constexpr Time kTouch = std::is_floating_point_v<Time> ? Time(1e-15) : Time{};
+  struct Interval {
+    Time start, end;
+  };
+  // The first gap of `duration` at or after `earliest`, and the index of the interval after it.
+  Time find(Time earliest, Time duration, std::size_t& i) const {
+    // From the first live interval that ends after `earliest`; most reservations append, so
+    // the scan runs from the back.
+    i = busy_.size();
+    while (i > first_ && busy_[i - 1].end > earliest) --i;
+    Time start = earliest;
+    for (; i < busy_.size(); ++i) {
+      if (start + duration <= busy_[i].start + kTouch) break;
+      start = std::max(start, busy_[i].end);
+    }
+    return start;
+  }
+  // busy_[first_..] are live; forgotten ones are dropped from the front in batches (a vector
+  // indexes several times faster than a deque on this path).
+  std::vector<Interval> busy_;
+  std::size_t first_ = 0;
+};
+
+}  // namespace tpusim::models
