@@ -54,8 +54,10 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   }
   const auto& mm = std::get<isa::MxuMatmul>(inst.body);
   // Start no earlier than a vector-memory port can feed the array.
-  const std::uint64_t port_free =
-      ctx_.cycles_covering(memories_.vmem->earliest_free(sc_core::sc_time_stamp()));
+  const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
+  const std::uint64_t input_port_cycles = port_cycles(*memories_.vmem, input_bytes);
+  const std::uint64_t port_free = ctx_.cycles_covering(
+      memories_.vmem->earliest_free(sc_core::sc_time_stamp(), input_port_cycles));
   const std::uint64_t ready_but_weights = std::max({now, port_free, engine_->input_free_at()});
   const MxuMatmulTiming t = engine_->matmul(mm, std::max(now, port_free), vmem);
   s.weight_stall_cycles += t.start - std::min(t.start, ready_but_weights);
@@ -63,11 +65,9 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   // Values are computed when the first row enters; whoever reads the results waits for this
   // instruction's completion through a semaphore.
   if (ctx_.functional) engine_->start_matmul(mm, vmem, memories_.accmem->data());
-  const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
   const std::uint64_t result_bytes = std::uint64_t{mm.m} * mm.n * 4;
   const std::uint64_t output_bytes = result_bytes * (mm.accumulate ? 2 : 1);
-  memories_.vmem->hold(sc_core::sc_time_stamp(), port_cycles(*memories_.vmem, input_bytes),
-                       input_bytes, false, inst.op);
+  memories_.vmem->hold(sc_core::sc_time_stamp(), input_port_cycles, input_bytes, false, inst.op);
   // Results leave the array a row per cycle, at the rate rows went in; the accumulator port is
   // held for that long (a read-modify-write when accumulating), so DMA stores and VPU reads of
   // accumulators contend with it. Held from the start, as reservations are made in time order.

@@ -25,9 +25,9 @@ std::size_t Sram::best_port(std::uint64_t at, std::uint64_t duration, std::uint6
   return best;
 }
 
-sc_core::sc_time Sram::earliest_free(const sc_core::sc_time& at) const {
+sc_core::sc_time Sram::earliest_free(const sc_core::sc_time& at, std::uint64_t cycles) const {
   std::uint64_t start = 0;
-  best_port(at.value(), ctx_.core_period.value(), start);
+  best_port(at.value(), ctx_.cycles(cycles).value(), start);
   return sc_core::sc_time::from_value(start);
 }
 

@@ -53,8 +53,8 @@ class Sram : public sc_core::sc_module {
     SramStats& s = stats_[op];
     (write ? s.write_bytes : s.read_bytes) += bytes;
   }
-  // When a port is next free at or after `at` for one cycle.
-  sc_core::sc_time earliest_free(const sc_core::sc_time& at) const;
+  // When a port is next free at or after `at` for `cycles`.
+  sc_core::sc_time earliest_free(const sc_core::sc_time& at, std::uint64_t cycles) const;
 
   const SramSpec& spec() const { return spec_; }
   const PerOpStats<SramStats>& stats() const { return stats_; }
