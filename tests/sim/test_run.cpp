@@ -383,6 +383,25 @@ TEST_CASE("run: a 2048^3 bf16 GEMM keeps tpu-v4i's MXUs at least 95% busy", "[ru
   CHECK(report["utilization"]["mxu"].get<double>() >= 0.95);
 }
 
+TEST_CASE("run: a GPT-2 decode step on tpu-v4i is memory-bound at 80% of HBM bandwidth or more",
+          "[run]") {
+  // Every weight is read once for one token: the step's HBM traffic at peak bandwidth bounds its
+  // time from below, far above what its MACs need of the MXUs.
+  const nlohmann::json report = timing_report("tpu-v4i", "gpt2-small-decode");
+  const double bytes = report["traffic_bytes"]["hbm_read"].get<double>() +
+                       report["traffic_bytes"]["hbm_write"].get<double>();
+  const double bytes_per_cycle = report["peak"]["memory_bandwidth_bytes_per_s"].get<double>() /
+                                 report["clock_hz"].get<double>();
+  const double traffic_bound = bytes / bytes_per_cycle;
+  const double compute_bound = report["macs"].get<double>() / (4 * 128 * 128);
+  const double cycles = report["cycles"].get<double>();
+  CHECK(traffic_bound > 100 * compute_bound);
+  CHECK(cycles >= traffic_bound);
+  CHECK(traffic_bound / cycles >= 0.80);
+  CHECK(report["utilization"]["memory_bandwidth"].get<double>() ==
+        Approx(traffic_bound / cycles).epsilon(1e-5));  // the report divides simulated seconds
+}
+
 namespace {
 
 // The instructions of each operator in a `.tasm` program, by operator id (the `.op N` blocks).
