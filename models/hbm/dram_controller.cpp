@@ -284,61 +284,7 @@ void DramController::issue_row(const Choice& c) {
   row_floor_known_ = false;
 }
 
-void DramController::complete_column(BurstId id, std::uint64_t at) {
-  Slot* const ring = ring_.data();
-  const std::size_t mask = ring_mask_;
-  Slot& s = ring[id & mask];
-  const std::uint8_t state = s.state;
-  const bool write = state & kWrite;
-  const std::uint32_t bank = s.bank;
-  const std::uint64_t end = channel_.issue_column(bank, s.group, write, at);
-  Transfer& t = transfers_[s.transfer & transfer_mask_];
-  ++t.done;
-  t.first_done = std::min(t.first_done, end);
-  t.last_done = std::max(t.last_done, end);
-  if (!(state & kStarted)) {
-    ++t.hits;
-    ++stats_.row_hits;
-  } else {
-    ++((state & kConflict) ? t.conflicts : t.misses);
-  }
-  const std::uint64_t latency = end - s.arrival;
-  stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
-  stats_.latency_cycles += latency;
-  if (latency < kShortLatency)
-    ++short_latency_[latency];
-  else
-    stats_.latency.add(latency);
-  left_at_[leave_slot_] = at;
-  if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
-  // It leaves the queue (only a row hit leaves).
-  s.state = static_cast<std::uint8_t>((state & ~kQueuedHit) | kDone);
-  --queued_;
-  --queued_hits_;
-  --(write ? queued_writes_ : queued_reads_);
-  unlink_hit(s);
-  BankQueue& bq = banks_[bank];
-  --bq.hits;
-  if (s.entry == bq.first_hit_entry) bq.first_hit_stale = true;
-  const BurstId prev = s.bank_prev, next = s.bank_next;
-  (prev == kNone ? bq.first : ring[prev & mask].bank_next) = next;
-  (next == kNone ? bq.last : ring[next & mask].bank_prev) = prev;
-  if (bq.others == 0) {
-    bq.pre_known = false;
-  } else {
-    // Its precharge may have moved (tRTP, tWR; a hit that held it back left): the one row
-    // command that can, so lower the bound to it.
-    bq.pre_known = true;
-    find_row_command(bank, channel_.bank_floor(DramCommand::kPrecharge, bank), bq.pre_at,
-                     bq.pre_id);
-    row_floor_ = std::min(row_floor_, bq.pre_at);
-  }
-  if (id == base_)
-    while (base_ < next_admit_ && (ring[base_ & mask].state & kDone)) ++base_;
-}
-
-void DramController::complete_in_order(BurstId id, std::uint64_t at) {
-  Slot& s = slot(id);
+void DramController::leave_queue(Slot& s, std::uint64_t at) {
   const std::uint8_t state = s.state;
   const bool write = state & kWrite;
   const std::uint64_t end = channel_.issue_column(s.bank, s.group, write, at);
@@ -361,9 +307,42 @@ void DramController::complete_in_order(BurstId id, std::uint64_t at) {
     stats_.latency.add(latency);
   left_at_[leave_slot_] = at;
   if (++leave_slot_ == queue_depth_) leave_slot_ = 0;
+  // Only a row hit leaves the queue.
   s.state = static_cast<std::uint8_t>((state & ~kQueuedHit) | kDone);
   --queued_;
   --(write ? queued_writes_ : queued_reads_);
+}
+
+void DramController::complete_column(BurstId id, std::uint64_t at) {
+  Slot* const ring = ring_.data();
+  const std::size_t mask = ring_mask_;
+  Slot& s = ring[id & mask];
+  const std::uint32_t bank = s.bank;
+  leave_queue(s, at);
+  --queued_hits_;
+  unlink_hit(s);
+  BankQueue& bq = banks_[bank];
+  --bq.hits;
+  if (s.entry == bq.first_hit_entry) bq.first_hit_stale = true;
+  const BurstId prev = s.bank_prev, next = s.bank_next;
+  (prev == kNone ? bq.first : ring[prev & mask].bank_next) = next;
+  (next == kNone ? bq.last : ring[next & mask].bank_prev) = prev;
+  if (bq.others == 0) {
+    bq.pre_known = false;
+  } else {
+    // Its precharge may have moved (tRTP, tWR; a hit that held it back left): the one row
+    // command that can, so lower the bound to it.
+    bq.pre_known = true;
+    find_row_command(bank, channel_.bank_floor(DramCommand::kPrecharge, bank), bq.pre_at,
+                     bq.pre_id);
+    row_floor_ = std::min(row_floor_, bq.pre_at);
+  }
+  if (id == base_)
+    while (base_ < next_admit_ && (ring[base_ & mask].state & kDone)) ++base_;
+}
+
+void DramController::complete_in_order(BurstId id, std::uint64_t at) {
+  leave_queue(slot(id), at);
   base_ = id + 1;  // it was the oldest, and the queue has no gaps
 }
 

@@ -215,6 +215,9 @@ class DramController {
   // The column command of queued burst `id` at `at`: the channel, the burst's transfer and
   // the statistics; it leaves the queue.
   void complete_column(BurstId id, std::uint64_t at);
+  // What every column command settles: the channel, the burst's transfer, the statistics, the
+  // queue's count and the moment it left (no lists: the callers keep theirs).
+  void leave_queue(Slot& s, std::uint64_t at);
   // complete_column() in the in-order mode: the oldest queued burst, no lists kept.
   void complete_in_order(BurstId id, std::uint64_t at);
 
