@@ -95,12 +95,7 @@ DramController::BurstId DramController::admit() {
   const BurstId stop = std::min(end_, first + (queue_depth_ - queued_));
   for (; id < stop; ++id) {
     Slot& s = ring[id & mask];
-    // left_at_[enter_slot_] holds when the burst queue_depth places ahead left the queue.
-    std::uint64_t entry = s.arrival;
-    if (entered_ >= queue_depth_) entry = std::max(entry, left_at_[enter_slot_]);
-    if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
-    ++entered_;
-    s.entry = entry;
+    s.entry = entry_cycle(s.arrival);
     s.state |= kQueued;
     ++((s.state & kWrite) ? queued_writes_ : queued_reads_);
     const std::uint32_t bank = s.bank;
@@ -119,7 +114,7 @@ DramController::BurstId DramController::admit() {
       // Its own row command (a precharge perhaps held back later): the bound holds.
       row_floor_ = std::min(
           row_floor_, channel_.earliest(open < 0 ? DramCommand::kActivate : DramCommand::kPrecharge,
-                                        bank, s.group, entry));
+                                        bank, s.group, s.entry));
     }
   }
   queued_ += static_cast<std::uint32_t>(id - first);
@@ -391,11 +386,7 @@ bool DramController::advance_in_order(std::uint64_t until) {
   for (;;) {
     while (queued_ < queue_depth_ && next_admit_ < end_) {
       Slot& s = ring[next_admit_ & mask];
-      std::uint64_t entry = s.arrival;
-      if (entered_ >= queue_depth_) entry = std::max(entry, left_at_[enter_slot_]);
-      if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
-      ++entered_;
-      s.entry = entry;
+      s.entry = entry_cycle(s.arrival);
       ++queued_;
       ++next_admit_;
       ++((s.state & kWrite) ? queued_writes_ : queued_reads_);

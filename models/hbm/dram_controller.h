@@ -6,6 +6,7 @@
 // enqueues bursts as they arrive and advances the controller to the present when an initiator
 // asks for a result (models/hbm/README.md).
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -171,6 +172,15 @@ class DramController {
   // Moves bursts from the line into the queue while it has room; returns the first that
   // entered (kNone if none), the others following it up to next_admit_.
   BurstId admit();
+  // The cycle the next burst to enter does so: its arrival, and no earlier than the burst
+  // queue_depth places ahead of it left (left_at_[enter_slot_]). Counts it as entered.
+  std::uint64_t entry_cycle(std::uint64_t arrival) {
+    std::uint64_t entry = arrival;
+    if (entered_ >= queue_depth_) entry = std::max(entry, left_at_[enter_slot_]);
+    if (++enter_slot_ == queue_depth_) enter_slot_ = 0;
+    ++entered_;
+    return entry;
+  }
   void select_frfcfs(Choice& best);
   // The best column command (at kNoCycle: no queued hit).
   void best_column(Choice& best);
