@@ -34,11 +34,12 @@ void DramController::count_in(BankQueue& bq, Slot& s, BurstId id, std::int64_t o
   }
 }
 
-void DramController::link_hit(BurstId id, Slot& s, bool append) {
+void DramController::link_hit(BurstId id, Slot& s, bool append, BurstId after) {
   const int d = s.state & kWrite;
   BurstId next = kNone;
   if (!append)  // a burst that waited for its row: usually among the oldest
-    for (next = hit_first_[d]; next != kNone && next < id; next = slot(next).hit_next) {
+    for (next = after == kNone ? hit_first_[d] : slot(after).hit_next; next != kNone && next < id;
+         next = slot(next).hit_next) {
     }
   const BurstId prev = next == kNone ? hit_last_[d] : slot(next).hit_prev;
   s.hit_prev = prev;
@@ -60,11 +61,17 @@ void DramController::rebuild(std::uint32_t b) {
   bq.hits = bq.others = 0;
   bq.first_hit_stale = false;
   bq.pre_known = false;
+  // The bank's bursts come in id order, so each that hits is linked after the last linked.
+  BurstId linked[2] = {kNone, kNone};
   for (BurstId id = bq.first; id != kNone;) {
     Slot& s = slot(id);
     if (s.state & kHit) unlink_hit(s);
     count_in(bq, s, id, open);
-    if (s.state & kHit) link_hit(id, s, false);
+    if (s.state & kHit) {
+      BurstId& last = linked[s.state & kWrite];
+      link_hit(id, s, false, last);
+      last = id;
+    }
     id = s.bank_next;
   }
   list_row_bank(b);

@@ -192,8 +192,9 @@ class DramController {
   // its arrival may change another burst's candidate (a hit holding back a precharge).
   bool merge_entered(BurstId id, Choice& best);
   void count_in(BankQueue& bq, Slot& s, BurstId id, std::int64_t open_row);
-  // A queued hit joins its direction's list in id order (at the end: `append`), or leaves it.
-  void link_hit(BurstId id, Slot& s, bool append);
+  // A queued hit joins its direction's list in id order (at the end: `append`; else after
+  // `after`, an older hit of its direction, or from the list's head), or leaves it.
+  void link_hit(BurstId id, Slot& s, bool append, BurstId after = kNone);
   void unlink_hit(Slot& s);
   void rebuild(std::uint32_t b);
   void rebuild_all();
