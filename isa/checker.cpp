@@ -121,10 +121,13 @@ class Checker {
   }
 
   void mxu_shape(std::size_t i, DType t, std::uint32_t k, std::uint32_t n) const {
-    if (!c_.core.mxu.precisions.count(t)) {
+    if (!mxu_precision(c_.core.mxu, t)) {
       std::string have;
       for (auto& [d, rate] : c_.core.mxu.precisions)
         have += (have.empty() ? "" : ", ") + std::string(dtype_name(d));
+      for (auto& [from, to] : c_.core.mxu.rounding)
+        have += ", " + std::string(dtype_name(from)) + " (rounded to " +
+                std::string(dtype_name(to)) + ")";
       fail(i, "dtype " + std::string(dtype_name(t)) +
                   " is not supported by the MXU (core.mxu.precisions: " + have + ")");
     }

@@ -85,6 +85,9 @@ DType choose_mxu_dtype(const Graph& g, const ChipSpec& chip, std::string& note) 
   const auto& precisions = chip.core.mxu.precisions;
   if (!wanted) wanted = precisions.count(DType::kBf16) ? DType::kBf16 : precisions.begin()->first;
   if (precisions.count(*wanted)) return *wanted;
+  // As XLA's DEFAULT precision on a TPU: the tensors keep their type and the array rounds them
+  // (core.mxu.rounding), in timing and in functional mode alike, so no note.
+  if (chip.core.mxu.rounding.count(*wanted)) return *wanted;
   for (DType t : {DType::kBf16, DType::kInt8, DType::kFp8, DType::kInt16, DType::kFp32})
     if (precisions.count(t)) {
       note = "the graph's " + std::string(dtype_name(*wanted)) + " is not an MXU precision of " +
@@ -415,8 +418,11 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
 
 std::string explain(const Lowered& lowered, const ChipSpec& chip) {
   std::ostringstream os;
-  os << "Lowering for " << chip.name << ": MXU operands " << dtype_name(lowered.mxu_dtype) << ", "
-     << lowered.program.instructions.size() << " instructions, " << lowered.hbm_bytes
+  os << "Lowering for " << chip.name << ": MXU operands " << dtype_name(lowered.mxu_dtype);
+  if (const auto r = chip.core.mxu.rounding.find(lowered.mxu_dtype);
+      r != chip.core.mxu.rounding.end())
+    os << " (rounded to " << dtype_name(r->second) << " by the array)";
+  os << ", " << lowered.program.instructions.size() << " instructions, " << lowered.hbm_bytes
      << " bytes of HBM\n";
   if (!lowered.dtype_note.empty()) os << "note: " << lowered.dtype_note << "\n";
   for (const OpPlan& p : lowered.plans) {

@@ -7,6 +7,15 @@
 
 namespace tpusim::models {
 
+double MxuDatapath::operand(const std::uint8_t* p, DType t) const {
+  const double v = load_element(p, t);
+  const auto it = rounding_.find(t);
+  if (it == rounding_.end()) return v;
+  std::uint8_t rounded[8];
+  store_converted(rounded, it->second, v);
+  return load_element(rounded, it->second);
+}
+
 void MxuDatapath::load_weights(const isa::MxuLoadWeights& lw, const std::uint8_t* vmem) {
   if (!functional_dtype(lw.dtype))
     throw NotImplemented("--functional: " + std::string(dtype_name(lw.dtype)) +
@@ -23,7 +32,7 @@ void MxuDatapath::load_weights(const isa::MxuLoadWeights& lw, const std::uint8_t
   for (std::uint32_t k = 0; k < t.k; ++k)
     for (std::uint32_t n = 0; n < t.n; ++n) {
       const std::uint64_t offset = lw.transpose ? n * stride + k * size : k * stride + n * size;
-      t.values[std::uint64_t{k} * t.n + n] = load_element(vmem + lw.src.addr + offset, t.dtype);
+      t.values[std::uint64_t{k} * t.n + n] = operand(vmem + lw.src.addr + offset, t.dtype);
     }
 }
 
@@ -40,7 +49,7 @@ void MxuDatapath::matmul(const isa::MxuMatmul& mm, const std::uint8_t* vmem, std
   std::vector<double> row(mm.k);
   for (std::uint32_t m = 0; m < mm.m; ++m) {
     const std::uint8_t* in = vmem + mm.src.addr + m * src_stride;
-    for (std::uint32_t k = 0; k < mm.k; ++k) row[k] = load_element(in + k * size, mm.dtype);
+    for (std::uint32_t k = 0; k < mm.k; ++k) row[k] = operand(in + k * size, mm.dtype);
     std::uint8_t* out = accmem + mm.dst.addr + m * dst_stride;
     for (std::uint32_t n = 0; n < mm.n; ++n) {
       std::uint8_t* cell = out + std::uint64_t{n} * 4;

@@ -7,6 +7,8 @@
 // product of two bf16 values is exact in fp32).
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "isa/program.h"
@@ -15,6 +17,9 @@ namespace tpusim::models {
 
 class MxuDatapath {
  public:
+  // `rounding`: operand types rounded, as they enter the array, to the precision given
+  // (core.mxu.rounding).
+  explicit MxuDatapath(std::map<DType, DType> rounding = {}) : rounding_(std::move(rounding)) {}
   // Stages a tile; the next matmul without `keep` switches to it.
   void load_weights(const isa::MxuLoadWeights& lw, const std::uint8_t* vmem);
   void matmul(const isa::MxuMatmul& mm, const std::uint8_t* vmem, std::uint8_t* accmem);
@@ -27,6 +32,9 @@ class MxuDatapath {
     std::uint32_t k = 0, n = 0;
     std::vector<double> values;  // K x N, row-major; exact for every supported dtype
   };
+  // An operand element as the array multiplies it.
+  double operand(const std::uint8_t* p, DType t) const;
+  std::map<DType, DType> rounding_;
   Tile active_, staged_;
   bool pending_ = false;
 };

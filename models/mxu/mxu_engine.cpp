@@ -12,7 +12,8 @@ namespace {
 
 class FastEngine : public MxuEngine {
  public:
-  FastEngine(const MxuSpec& spec, Hertz clock, std::uint64_t port) : timing_(spec, clock, port) {}
+  FastEngine(const MxuSpec& spec, Hertz clock, std::uint64_t port)
+      : timing_(spec, clock, port), datapath_(spec.rounding) {}
   MxuLoadTiming load_weights(const isa::MxuLoadWeights& lw, std::uint64_t now,
                              const std::uint8_t*) override {
     return timing_.load_weights(lw, now);

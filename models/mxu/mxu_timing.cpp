@@ -10,9 +10,14 @@ MxuTiming::MxuTiming(const MxuSpec& spec, Hertz clock, std::uint64_t vmem_port_b
       writeback_cycles_(spec.writeback_latency.cycles(clock).value()),
       port_bytes_(vmem_port_bytes_per_cycle) {}
 
+double MxuTiming::rate(DType dtype) const {
+  // An operand type the array rounds runs at the rate of the precision it is rounded to.
+  const std::optional<DType> precision = mxu_precision(spec_, dtype);
+  return precision ? spec_.precisions.at(*precision) : 1.0;
+}
+
 double MxuTiming::cycles_per_row(DType dtype, std::uint32_t elements) const {
-  const auto it = spec_.precisions.find(dtype);
-  const double rate = it == spec_.precisions.end() ? 1.0 : it->second;
+  const double rate = this->rate(dtype);
   // A rate below 1 (TPUv1's 16-bit operands) repeats each row's pass; above 1 (v5e int8) packs
   // floor(rate) rows into one pass, which then reads that many rows through the port.
   double cycles = 1.0 / rate;
@@ -100,8 +105,7 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
       // weight columns past it; the last column meets PE(R-1, mf-1) R + mf - 2 cycles later.
       const std::uint32_t C = spec_.cols;
       const std::uint32_t folds = (mm.m + C - 1) / C;
-      const auto it = spec_.precisions.find(mm.dtype);
-      const double rate = it == spec_.precisions.end() ? 1.0 : it->second;
+      const double rate = this->rate(mm.dtype);
       const auto stream = static_cast<std::uint64_t>(std::ceil(mm.n / rate - 1e-9));
       std::uint64_t tile_ready = t.start;  // double buffering: when the next fold's tile is in
       std::uint64_t fold_start = t.start;

@@ -65,6 +65,8 @@ class MxuTiming {
   std::uint64_t input_free_at() const { return input_free_at_; }
   // Cycles per streamed input row for operands of `dtype` with `elements` per row.
   double cycles_per_row(DType dtype, std::uint32_t elements) const;
+  // MACs per PE per cycle for operands of `dtype`.
+  double rate(DType dtype) const;
 
  private:
   std::uint64_t stream_cycles(DType dtype, std::uint32_t rows, std::uint32_t k) const;

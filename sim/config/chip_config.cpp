@@ -81,6 +81,22 @@ MxuSpec read_mxu(ConfigReader r) {
     for (const auto& [dtype, rate] : s.precisions)
       out->set(std::string(dtype_name(dtype)), ConfigNode::scalar(std::to_string(rate), {}));
   }
+  if (auto p = r.opt_section("rounding")) {
+    s.rounding.clear();
+    for (const std::string& name : p->keys()) {
+      const auto from = dtype_from_name(name);
+      if (!from)
+        p->fail_key(name, "unknown dtype (expected one of int8, int16, int32, bf16, fp32, fp8)");
+      const std::string target = p->req<std::string>(name);
+      const auto to = dtype_from_name(target);
+      if (!to)
+        p->fail_key(name,
+                    "rounds to '" + target +
+                        "', not a dtype (expected one of int8, int16, int32, bf16, fp32, fp8)");
+      s.rounding[*from] = *to;
+    }
+    p->finish();
+  }
   s.weight_double_buffer = r.opt<bool>("weight_double_buffer", s.weight_double_buffer);
   s.weight_fifo_depth = count_in(r, "weight_fifo_depth", s.weight_fifo_depth, 1, 64);
   s.writeback_latency = r.opt<Duration>("writeback_latency", s.writeback_latency);

@@ -76,6 +76,8 @@ void validate_cycle_mxu(const CoreSpec& core) {
               " at rate " + rate_text.str() + " needs model: fast");
     widest = std::max(widest, dtype_bytes(dtype));
   }
+  check(mxu.rounding.empty(), "core.mxu.rounding",
+        "model: cycle runs its precisions only; rounding other operand types needs model: fast");
   check(mxu.skew == MxuSkew::kTile, "core.mxu.skew",
         "model: cycle moves real values through the PEs, so its skew is the tile's; skew: array "
         "needs model: fast");
@@ -96,6 +98,18 @@ void validate_chip(const ChipSpec& chip) {
   std::uint32_t widest_operand = 0;
   for (const auto& [dtype, rate] : core.mxu.precisions)
     widest_operand = std::max(widest_operand, dtype_bytes(dtype));
+  for (const auto& [from, to] : core.mxu.rounding) {
+    const std::string key = "core.mxu.rounding." + std::string(dtype_name(from));
+    check(!core.mxu.precisions.count(from), key,
+          std::string(dtype_name(from)) +
+              " is a precision of the array (core.mxu.precisions), "
+              "so it is not rounded");
+    check(core.mxu.precisions.count(to) == 1, key,
+          "rounds to " + std::string(dtype_name(to)) + ", which is not in core.mxu.precisions");
+    check(dtype_is_integer(from) == dtype_is_integer(to), key,
+          "rounds between integer and floating types");
+    widest_operand = std::max(widest_operand, dtype_bytes(from));
+  }
   const std::uint64_t weight_tile = std::uint64_t{core.mxu.rows} * core.mxu.cols * widest_operand;
   check(core.vmem.capacity.value() >= weight_tile, "core.vmem.capacity",
         format_size(core.vmem.capacity) + " cannot hold one " + std::to_string(core.mxu.rows) +

@@ -100,7 +100,8 @@ EnergyBreakdown dynamic_energy(const ChipSpec& chip, const std::vector<UnitStats
     if (u.kind == "mxu") {
       for (DType t : kAllDTypes) {
         const auto macs = get(u, "macs_" + std::string(dtype_name(t)));
-        const auto it = table.mac.find(t);
+        // An operand type the array rounds costs a MAC of the precision it is rounded to.
+        const auto it = table.mac.find(mxu_precision(chip.core.mxu, t).value_or(t));
         if (macs > 0 && it != table.mac.end()) e.mxu += double(macs) * it->second.value();
       }
       // Operands hop PE to PE: each input byte crosses the array's columns, each weight byte
@@ -141,10 +142,12 @@ EnergyBreakdown dynamic_energy(const ChipSpec& chip, const std::vector<UnitStats
 // PE-cycles the MACs of `u` (for `op`) occupied: a MAC at rate r costs 1/r PE-cycles.
 double pe_cycles(const ChipSpec& chip, const UnitStats& u, std::uint32_t op) {
   double total = 0;
-  for (const auto& [dtype, rate] : chip.core.mxu.precisions) {
-    const std::string field = "macs_" + std::string(dtype_name(dtype));
+  const auto add = [&](DType operand, double rate) {
+    const std::string field = "macs_" + std::string(dtype_name(operand));
     total += double(op == kAll ? u.get(field) : u.get(op, field)) / rate;
-  }
+  };
+  for (const auto& [dtype, rate] : chip.core.mxu.precisions) add(dtype, rate);
+  for (const auto& [from, to] : chip.core.mxu.rounding) add(from, chip.core.mxu.precisions.at(to));
   return total;
 }
 

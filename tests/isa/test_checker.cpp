@@ -107,6 +107,18 @@ TEST_CASE("checker: MXU shape and dtype against the chip", "[isa][checker]") {
   CHECK(check_err("mxu.lw mxu1 src=vmem:0 dtype=bf16 k=4 n=4\n", test::chip_128(2)) == kOk);
 }
 
+TEST_CASE("checker: the MXU takes the operand types it rounds", "[isa][checker]") {
+  ChipSpec chip = test::chip_128();
+  const std::string lw = "mxu.lw mxu0 src=vmem:0 dtype=fp32 k=4 n=4\n";
+  CHECK(check_err(lw, chip) ==
+        "t.tasm:2:1: mxu.lw: dtype fp32 is not supported by the MXU (core.mxu.precisions: bf16)");
+  chip.core.mxu.rounding = {{DType::kFp32, DType::kBf16}};
+  CHECK(check_err(lw, chip) == kOk);
+  CHECK(check_err("mxu.lw mxu0 src=vmem:0 dtype=int8 k=4 n=4\n", chip) ==
+        "t.tasm:2:1: mxu.lw: dtype int8 is not supported by the MXU (core.mxu.precisions: bf16, "
+        "fp32 (rounded to bf16))");
+}
+
 TEST_CASE("checker: mxu.lw extent follows the transpose flag", "[isa][checker]") {
   // Not transposed: K rows of N bf16 -> 4 rows x 16 bytes with stride 32: extent 3*32 + 16.
   std::string at_ok = hex(kVmem - (3 * 32 + 16));

@@ -143,6 +143,36 @@ TEST_CASE("mxu timing: operand rate and vector-memory port width slow the stream
   }
 }
 
+TEST_CASE("mxu timing: an operand type the array rounds runs at its precision's rate",
+          "[timing][mxu]") {
+  // fp32 rounded to bf16 (XLA's DEFAULT precision): one bf16 pass, but 4 B an element to read.
+  const std::uint64_t M = 100;
+  MxuSpec s = array(128, 128, Dataflow::kWeightStationary, true);
+  s.precisions = {{DType::kBf16, 1.0}};
+  s.rounding = {{DType::kFp32, DType::kBf16}};
+  SECTION("with a port wide enough, a row a cycle like bf16") {
+    MxuTiming rounded(s, kClock, 0), native(s, kClock, 0);
+    rounded.load_weights(lw(128, 128, DType::kFp32), 0);
+    native.load_weights(lw(128, 128, DType::kBf16), 0);
+    const MxuMatmulTiming a = rounded.matmul(mm(M, 128, 128, DType::kFp32), 0);
+    const MxuMatmulTiming b = native.matmul(mm(M, 128, 128, DType::kBf16), 0);
+    CHECK(a.stream_cycles == M);
+    CHECK(a.end == b.end);
+  }
+  SECTION("through a port of one bf16 row a cycle, two cycles a row") {
+    // 128 fp32 elements = 512 B through a 256 B port.
+    MxuTiming t(s, kClock, 256);
+    t.load_weights(lw(128, 128, DType::kFp32), 0);
+    CHECK(t.matmul(mm(M, 128, 128, DType::kFp32), 0).stream_cycles == 2 * M);
+  }
+  SECTION("at a precision's lower rate too") {
+    s.precisions = {{DType::kBf16, 0.5}};
+    MxuTiming t(s, kClock, 0);
+    t.load_weights(lw(128, 128, DType::kFp32), 0);
+    CHECK(t.matmul(mm(M, 128, 128, DType::kFp32), 0).stream_cycles == 2 * M);
+  }
+}
+
 TEST_CASE("mxu timing: output stationary folds over M in steps of R", "[timing][mxu]") {
   const std::uint64_t R = 16, C = 16, K = 40, N = 12, wb = 1;
   SECTION("one fold: wavefront K + M + N - 2, then M cycles to shift results out") {

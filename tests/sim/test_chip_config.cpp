@@ -275,6 +275,36 @@ TEST_CASE("chip config: cross-field rules each reject at their boundary", "[conf
   }
 }
 
+TEST_CASE("chip config: core.mxu.rounding maps operand types onto the array's precisions",
+          "[config][chip][rules]") {
+  TempDir dir;
+  const std::string path = write_chip(dir);  // precisions {int8: 1, bf16: 0.5}
+  const ChipSpec s = load_chip_config(path, {"core.mxu.rounding={fp32: bf16}"}).spec;
+  CHECK(s.core.mxu.rounding.at(DType::kFp32) == DType::kBf16);
+  CHECK(mxu_precision(s.core.mxu, DType::kFp32) == DType::kBf16);
+  CHECK(mxu_precision(s.core.mxu, DType::kInt8) == DType::kInt8);
+  CHECK(!mxu_precision(s.core.mxu, DType::kInt16));
+  CHECK(load_chip_config(path).spec.core.mxu.rounding.empty());
+  const auto with = [&](const std::string& set) {
+    return error_of([&] { load_chip_config(path, {set}); });
+  };
+  CHECK(with("core.mxu.rounding={fp32: fp8}") ==
+        "--set core.mxu.rounding={fp32: fp8}: core.mxu.rounding.fp32: rounds to fp8, which is not "
+        "in core.mxu.precisions");
+  CHECK(with("core.mxu.rounding={bf16: bf16}") ==
+        "--set core.mxu.rounding={bf16: bf16}: core.mxu.rounding.bf16: bf16 is a precision of the "
+        "array (core.mxu.precisions), so it is not rounded");
+  CHECK(with("core.mxu.rounding={fp32: int8}") ==
+        "--set core.mxu.rounding={fp32: int8}: core.mxu.rounding.fp32: rounds between integer and "
+        "floating types");
+  CHECK(with("core.mxu.rounding={fp33: bf16}") ==
+        "--set core.mxu.rounding={fp33: bf16}: core.mxu.rounding.fp33: unknown dtype (expected one "
+        "of int8, int16, int32, bf16, fp32, fp8)");
+  CHECK(with("core.mxu.rounding={fp32: bf17}") ==
+        "--set core.mxu.rounding={fp32: bf17}: core.mxu.rounding.fp32: rounds to 'bf17', not a "
+        "dtype (expected one of int8, int16, int32, bf16, fp32, fp8)");
+}
+
 TEST_CASE("chip config: model: cycle accepts what it models exactly, up to 4096 PEs",
           "[config][chip][rules]") {
   TempDir dir;
@@ -301,6 +331,9 @@ TEST_CASE("chip config: model: cycle accepts what it models exactly, up to 4096 
   CHECK(with("core.mxu.precisions={int8: 2}") ==
         "--set core.mxu.precisions={int8: 2}: core.mxu.precisions: model: cycle carries integer "
         "operands at rate 1; int8 at rate 2 needs model: fast");
+  CHECK(with("core.mxu.rounding={int16: int8}") ==
+        "--set core.mxu.rounding={int16: int8}: core.mxu.rounding: model: cycle runs its "
+        "precisions only; rounding other operand types needs model: fast");
   CHECK_NOTHROW(load_chip_config(path, {"core.mxu.model=fast", "core.mxu.cols=65"}));
 }
 

@@ -57,13 +57,13 @@ std::vector<T> read_file(const std::string& path, std::size_t n) {
   return v;
 }
 
-int run(const TempDir& dir, const std::string& program, const std::string& extra) {
+int run(const TempDir& dir, const std::string& program, const std::string& extra,
+        const std::string& chip = kChip) {
   dir.write("energy.yaml", tpusim::test::kEnergyTable);
   dir.write("hbm.yaml", tpusim::test::kHbm);
   const std::string command = "timeout 60 '" TPUSIM_EXE "' exec -q --functional -c '" +
-                              dir.write("chip.yaml", kChip) + "' '" +
-                              dir.write("p.tasm", program) + "' " + extra + " > /dev/null 2> '" +
-                              dir.path("err") + "'";
+                              dir.write("chip.yaml", chip) + "' '" + dir.write("p.tasm", program) +
+                              "' " + extra + " > /dev/null 2> '" + dir.path("err") + "'";
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -134,6 +134,66 @@ TEST_CASE("functional: a tiled bf16 GEMM equals the fp32 reference bit for bit",
       mismatches += got != want;
     }
   CHECK(mismatches == 0);
+}
+
+TEST_CASE("functional: fp32 operands the MXU rounds to bf16 equal the rounded reference",
+          "[functional]") {
+  // XLA's DEFAULT precision: fp32 in memory, each operand rounded to bf16 (to nearest, ties to
+  // even) as it enters the array, products accumulated in fp32.
+  const std::uint32_t M = 40, K = 32, N = 16;
+  std::mt19937 rng(777);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> a(M * K), w(K * N);
+  for (auto& x : a) x = dist(rng);
+  for (auto& x : w) x = dist(rng);
+  a[0] = 1.0f + 0x1p-8f;  // halfway between two bf16 values: rounds to the even one, 1.0
+  const auto rounded = [](float f) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bits += 0x7FFFu + ((bits >> 16) & 1u);
+    bits &= 0xFFFF0000u;
+    float r;
+    std::memcpy(&r, &bits, 4);
+    return r;
+  };
+  REQUIRE(rounded(a[0]) == 1.0f);
+
+  TempDir dir;
+  write_file(dir.path("a.bin"), a);
+  write_file(dir.path("w.bin"), w);
+  const std::string program = gemm_program("fp32", M, 4) +
+                              "sem.signal mxu0 s1\nsem.wait dma1 s1\n"
+                              "store dma1 dst=hbm:131072 src=accmem:0 elem=" +
+                              std::to_string(M * N * 4) + "\nhalt\n";
+  const std::string dump =
+      "--load hbm:0=" + dir.path("a.bin") + " --load hbm:65536=" + dir.path("w.bin") +
+      " --dump hbm:131072:" + std::to_string(M * N * 4) + "=" + dir.path("c.bin");
+  // Without core.mxu.rounding the array does not take fp32 at all.
+  CHECK(run(dir, program, dump) == 2);
+  const std::string chip =
+      tpusim::test::replaced(kChip, "precisions: {int8: 1, bf16: 1}}",
+                             "precisions: {int8: 1, bf16: 1}, rounding: {fp32: bf16}}");
+  REQUIRE(run(dir, program, dump, chip) == 0);
+  const std::vector<float> c = read_file<float>(dir.path("c.bin"), M * N);
+
+  std::size_t mismatches = 0, unrounded_differs = 0;
+  for (std::uint32_t m = 0; m < M; ++m)
+    for (std::uint32_t n = 0; n < N; ++n) {
+      float total = 0, exact = 0;
+      for (std::uint32_t t = 0; t < 2; ++t) {
+        float partial = 0, exact_partial = 0;
+        for (std::uint32_t k = t * 16; k < t * 16 + 16; ++k) {
+          partial += rounded(a[m * K + k]) * rounded(w[k * N + n]);
+          exact_partial += a[m * K + k] * w[k * N + n];
+        }
+        total = t == 0 ? partial : total + partial;
+        exact = t == 0 ? exact_partial : exact + exact_partial;
+      }
+      mismatches += std::memcmp(&c[m * N + n], &total, 4) != 0;
+      unrounded_differs += std::memcmp(&c[m * N + n], &exact, 4) != 0;
+    }
+  CHECK(mismatches == 0);
+  CHECK(unrounded_differs > M * N / 2);  // the rounding is visible: fp32 products would differ
 }
 
 TEST_CASE("functional: an int8 GEMM requantized by the VPU equals the integer reference",

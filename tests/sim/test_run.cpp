@@ -374,6 +374,30 @@ TEST_CASE("run: every operator's MACs equal its analytic count, and they sum to 
   }
 }
 
+TEST_CASE("run: an fp32 matmul on tpu-v3 moves fp32 and multiplies its operands as bf16", "[run]") {
+  // XLA's DEFAULT precision (core.mxu.rounding in the TPU presets): 4 B per element through HBM,
+  // each operand rounded to bf16 in the array, fp32 accumulation. Against the exact fp32
+  // reference, each product is off by at most about 2 x 2^-9 of its size.
+  const std::string graph = R"(name: lin32
+dtype: fp32
+tensors:
+  - {name: x, shape: [64, 256], role: input}
+  - {name: w, shape: [256, 128], role: weight}
+  - {name: y, shape: [64, 128], role: output}
+ops:
+  - {name: y, op: matmul, inputs: [x, w]}
+)";
+  const Outcome o = run_and_compare("tpu-v3", graph);
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.compared == 64 * 128);
+  CHECK(o.worst < 1.0 / 32);
+  CHECK(o.worst > 1e-5);  // exact fp32 products would agree to about 1e-7
+  TempDir dir;
+  const nlohmann::json report = timing_report("tpu-v3", "'" + dir.write("g.yaml", graph) + "'");
+  CHECK(report["traffic_bytes"]["hbm_read"].get<std::int64_t>() == 4 * (64 * 256 + 256 * 128));
+  CHECK(report["traffic_bytes"]["hbm_write"].get<std::int64_t>() == 4 * 64 * 128);
+}
+
 TEST_CASE("run: a 2048^3 bf16 GEMM keeps tpu-v4i's MXUs at least 95% busy", "[run]") {
   // 2048^3 MACs over 4 MXUs of 128x128 is 131072 cycles of pure compute; the schedule adds only the
   // first tile's loads and the last tile's read-out and store, which the tile choice keeps small.

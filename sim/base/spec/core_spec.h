@@ -54,11 +54,24 @@ struct MxuSpec {
   // Operand type -> MACs per PE per cycle. 1 is full rate; TPUv1 ran 16-bit operands at 1/4
   // (both 16-bit) and v5e runs int8 at 2x its bf16 rate. A type absent here is unsupported.
   std::map<DType, double> precisions = {{DType::kBf16, 1.0}};
+  // Operand types the array accepts and rounds, at its input, to one of its precisions, whose
+  // rate and MAC energy they then take: TPUs multiply fp32 operands as bf16 by default (XLA's
+  // DEFAULT precision, one pass), fp32 in memory, fp32 accumulation.
+  std::map<DType, DType> rounding;
   bool weight_double_buffer = true;     // a shadow weight tile loads while the active one computes
   std::uint32_t weight_fifo_depth = 1;  // weight tiles staged ahead of the array (TPUv1: 4)
   Duration writeback_latency = Duration::of_cycles(1);  // array output -> accumulator memory
   MxuSkew skew = MxuSkew::kTile;
 };
+
+// The precision an operand type runs at on `mxu` (itself, or what `rounding` rounds it to), or
+// nothing when the array cannot take it.
+inline std::optional<DType> mxu_precision(const MxuSpec& mxu, DType t) {
+  if (mxu.precisions.count(t)) return t;
+  const auto it = mxu.rounding.find(t);
+  if (it != mxu.rounding.end()) return it->second;
+  return std::nullopt;
+}
 
 enum class VectorOp : std::uint8_t {
   kAdd, kSub, kMul, kMax, kMin, kRelu, kGelu, kExp, kRsqrt, kReciprocal, kCast, kRequantize,
