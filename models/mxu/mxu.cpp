@@ -20,6 +20,10 @@ std::uint64_t Mxu::port_cycles(const Sram& sram, std::uint64_t bytes) {
   return std::max<std::uint64_t>(1, (bytes + width - 1) / width);
 }
 
+std::uint64_t Mxu::array_width(DType operand) const {
+  return dtype_bytes(mxu_precision(ctx_.spec.core.mxu, operand).value_or(operand));
+}
+
 void Mxu::wait_until_cycle(std::uint64_t cycle) {
   const sc_core::sc_time at = ctx_.cycles(cycle);
   if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
@@ -47,6 +51,7 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
     // A ws tile shifts through the array's own registers; os and is stage it beside the array.
     if (ctx_.spec.core.mxu.dataflow == Dataflow::kWeightStationary) count_active(s, t.start, t.end);
     s.weight_bytes += bytes;
+    s.array_weight_bytes += std::uint64_t{lw->k} * lw->n * array_width(lw->dtype);
     trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(t.end));
     complete_at(ctx_.cycles(t.end));
     reads_done_at(ctx_.cycles(t.end));  // the tile has shifted out of vector memory
@@ -81,6 +86,7 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   count_active(s, t.start, t.array_end);
   s.macs[static_cast<std::size_t>(mm.dtype)] += t.macs;
   s.input_bytes += input_bytes;
+  s.array_input_bytes += std::uint64_t{mm.m} * mm.k * array_width(mm.dtype);
   s.output_bytes += output_bytes;
   trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(t.end));
   complete_at(ctx_.cycles(t.end));

@@ -25,6 +25,10 @@ struct MxuStats {
   std::uint64_t weight_bytes = 0;
   std::uint64_t input_bytes = 0;
   std::uint64_t output_bytes = 0;
+  // The same operands as they cross the array's registers: a rounded operand type
+  // (core.mxu.rounding) at the width of the precision it is rounded to.
+  std::uint64_t array_weight_bytes = 0;
+  std::uint64_t array_input_bytes = 0;
 
   std::uint64_t total_macs() const {
     std::uint64_t t = 0;
@@ -47,6 +51,10 @@ struct MxuStats {
     v("weight_bytes", weight_bytes, "B", "weight bytes read from vector memory");
     v("input_bytes", input_bytes, "B", "input bytes read from vector memory");
     v("output_bytes", output_bytes, "B", "accumulator bytes written (and read when accumulating)");
+    v("array_weight_bytes", array_weight_bytes, "B",
+      "weight bytes shifted through the array (rounded operands at their precision's width)");
+    v("array_input_bytes", array_input_bytes, "B",
+      "input bytes streamed through the array (rounded operands at their precision's width)");
   }
 };
 
@@ -61,6 +69,8 @@ class Mxu : public Unit {
  private:
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
   static std::uint64_t port_cycles(const Sram& sram, std::uint64_t bytes);
+  // Bytes per element of `operand` inside the array (a rounded type at its precision's width).
+  std::uint64_t array_width(DType operand) const;
   void wait_until_cycle(std::uint64_t cycle);
   // Adds the part of [start, end) not already counted; intervals arrive in start order.
   void count_active(MxuStats& s, std::uint64_t start, std::uint64_t end);

@@ -17,9 +17,12 @@ double MxuDatapath::operand(const std::uint8_t* p, DType t) const {
 }
 
 void MxuDatapath::load_weights(const isa::MxuLoadWeights& lw, const std::uint8_t* vmem) {
-  if (!functional_dtype(lw.dtype))
-    throw NotImplemented("--functional: " + std::string(dtype_name(lw.dtype)) +
-                         " arithmetic is not modelled yet");
+  const auto rounded = rounding_.find(lw.dtype);
+  const DType runs = rounded == rounding_.end() ? lw.dtype : rounded->second;
+  for (DType t : {lw.dtype, runs})
+    if (!functional_dtype(t))
+      throw NotImplemented("--functional: " + std::string(dtype_name(t)) +
+                           " arithmetic is not modelled yet");
   Tile& t = staged_;
   t.dtype = lw.dtype;
   t.k = lw.k;

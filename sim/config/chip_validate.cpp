@@ -105,9 +105,11 @@ void validate_chip(const ChipSpec& chip) {
               " is a precision of the array (core.mxu.precisions), "
               "so it is not rounded");
     check(core.mxu.precisions.count(to) == 1, key,
-          "rounds to " + std::string(dtype_name(to)) + ", which is not in core.mxu.precisions");
+          "rounds to " + std::string(dtype_name(to)) +
+              ", which is not in core.mxu.precisions (core.mxu.rounding={} rounds nothing)");
     check(dtype_is_integer(from) == dtype_is_integer(to), key,
-          "rounds between integer and floating types");
+          "rounds " + std::string(dtype_name(from)) + " to " + std::string(dtype_name(to)) +
+              ": one is an integer type, the other a floating one");
     widest_operand = std::max(widest_operand, dtype_bytes(from));
   }
   const std::uint64_t weight_tile = std::uint64_t{core.mxu.rows} * core.mxu.cols * widest_operand;

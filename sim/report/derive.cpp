@@ -107,8 +107,8 @@ EnergyBreakdown dynamic_energy(const ChipSpec& chip, const std::vector<UnitStats
       // Operands hop PE to PE: each input byte crosses the array's columns, each weight byte
       // shifts down its rows once per load.
       e.mxu += table.register_per_byte.value() *
-               (double(get(u, "input_bytes")) * chip.core.mxu.cols +
-                double(get(u, "weight_bytes")) * chip.core.mxu.rows);
+               (double(get(u, "array_input_bytes")) * chip.core.mxu.cols +
+                double(get(u, "array_weight_bytes")) * chip.core.mxu.rows);
     } else if (u.kind == "vpu") {
       for (std::size_t i = 0; i < kNumVectorOps; ++i)
         e.vpu += double(get(u, "elements_" + std::string(vector_op_name(static_cast<VectorOp>(i))))) *

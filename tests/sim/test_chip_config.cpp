@@ -290,13 +290,13 @@ TEST_CASE("chip config: core.mxu.rounding maps operand types onto the array's pr
   };
   CHECK(with("core.mxu.rounding={fp32: fp8}") ==
         "--set core.mxu.rounding={fp32: fp8}: core.mxu.rounding.fp32: rounds to fp8, which is not "
-        "in core.mxu.precisions");
+        "in core.mxu.precisions (core.mxu.rounding={} rounds nothing)");
   CHECK(with("core.mxu.rounding={bf16: bf16}") ==
         "--set core.mxu.rounding={bf16: bf16}: core.mxu.rounding.bf16: bf16 is a precision of the "
         "array (core.mxu.precisions), so it is not rounded");
   CHECK(with("core.mxu.rounding={fp32: int8}") ==
-        "--set core.mxu.rounding={fp32: int8}: core.mxu.rounding.fp32: rounds between integer and "
-        "floating types");
+        "--set core.mxu.rounding={fp32: int8}: core.mxu.rounding.fp32: rounds fp32 to int8: one "
+        "is an integer type, the other a floating one");
   CHECK(with("core.mxu.rounding={fp33: bf16}") ==
         "--set core.mxu.rounding={fp33: bf16}: core.mxu.rounding.fp33: unknown dtype (expected one "
         "of int8, int16, int32, bf16, fp32, fp8)");

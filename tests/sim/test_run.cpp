@@ -396,6 +396,25 @@ ops:
   const nlohmann::json report = timing_report("tpu-v3", "'" + dir.write("g.yaml", graph) + "'");
   CHECK(report["traffic_bytes"]["hbm_read"].get<std::int64_t>() == 4 * (64 * 256 + 256 * 128));
   CHECK(report["traffic_bytes"]["hbm_write"].get<std::int64_t>() == 4 * 64 * 128);
+  // Inside the array the operands are bf16: half the bytes read from vector memory cross its
+  // registers, and a MAC costs a bf16 MAC (configs/energy/scaled-16nm.yaml, tpu-v3's table:
+  // bf16 MAC 0.562 pJ, register 0.0202 pJ per byte and hop).
+  double array_bytes = 0;
+  for (const auto& u : report["units"]) {
+    if (u["kind"] != "mxu") continue;
+    const auto& st = u["stats"];
+    CHECK(2 * st["array_input_bytes"].get<std::int64_t>() == st["input_bytes"].get<std::int64_t>());
+    CHECK(2 * st["array_weight_bytes"].get<std::int64_t>() ==
+          st["weight_bytes"].get<std::int64_t>());
+    array_bytes += 128.0 * (st["array_input_bytes"].get<double>() +
+                            st["array_weight_bytes"].get<double>());  // 128 rows = 128 columns
+  }
+  const double macs = 64.0 * 256 * 128;
+  CHECK(report["macs"].get<double>() == macs);
+  CHECK(report["energy_pj"]["mxu"].get<double>() == Approx(macs * 0.562 + 0.0202 * array_bytes));
+  // One MAC per PE-cycle, as bf16: 2 cores x 2 MXUs of 128 x 128.
+  CHECK(report["utilization"]["mxu"].get<double>() ==
+        Approx(macs / (report["cycles"].get<double>() * 2 * 2 * 128 * 128)));
 }
 
 TEST_CASE("run: a 2048^3 bf16 GEMM keeps tpu-v4i's MXUs at least 95% busy", "[run]") {
