@@ -7,9 +7,9 @@
 //  - every byte an operand touches lies inside its memory (for strided operands the whole
 //    extent: base + sum((count_i - 1) * stride_i) + run bytes); cmem only when present; every
 //    declared region inside its memory;
-//  - MXU: dtype in core.mxu.precisions or core.mxu.rounding, 1 <= k <= rows, 1 <= n <= cols, and
-//  each mxu.mm matches
-//    the k, n, dtype of the last mxu.lw on its MXU; nothing is empty (counts, m, rows, cols >= 1);
+//  - MXU: dtype in core.mxu.precisions or core.mxu.rounding, 1 <= k <= rows, 1 <= n <= cols,
+//    and each mxu.mm matches the k, n, dtype of the last mxu.lw on its MXU; nothing is empty
+//    (counts, m, rows, cols >= 1);
 //  - destinations with more than one row have a stride of at least one row (rows never overlap);
 //  - VPU dtype rules (transcendentals on floats, requantize from int32/fp32 to int8/int16/fp8
 //    with scale > 0, reduce_sum into its own or its accumulator type);
