@@ -74,14 +74,16 @@ bool is_epilogue_kind(OpKind k) {
   return k == OpKind::kBias || k == OpKind::kRelu || k == OpKind::kRelu6 || k == OpKind::kGelu;
 }
 
+// The graph's MXU operand type: its first MXU operator's input's.
+std::optional<DType> graph_mxu_dtype(const Graph& g) {
+  for (const Op& op : g.ops)
+    if (is_mxu_op(op)) return g.tensor(op.inputs[0]).dtype;
+  return std::nullopt;
+}
+
 // The MXU operand type: the graph's, or the chip's best when the chip cannot run the graph's.
 DType choose_mxu_dtype(const Graph& g, const ChipSpec& chip, std::string& note) {
-  std::optional<DType> wanted;
-  for (const Op& op : g.ops)
-    if (is_mxu_op(op)) {
-      wanted = g.tensor(op.inputs[0]).dtype;
-      break;
-    }
+  std::optional<DType> wanted = graph_mxu_dtype(g);
   const auto& precisions = chip.core.mxu.precisions;
   if (!wanted) wanted = precisions.count(DType::kBf16) ? DType::kBf16 : precisions.begin()->first;
   if (precisions.count(*wanted)) return *wanted;
@@ -98,7 +100,11 @@ DType choose_mxu_dtype(const Graph& g, const ChipSpec& chip, std::string& note) 
   return *wanted;
 }
 
-DType substitute(DType t, DType mxu) {
+// A tensor's type in the lowered program: the graph's MXU operand type (`graph`) becomes the
+// chip's (`mxu`) when the chip cannot run it; other types cross to the MXU's side (integer or
+// floating) as its operands (narrow) or its accumulators (4 bytes and more).
+DType substitute(DType t, std::optional<DType> graph, DType mxu) {
+  if (graph && t == *graph && *graph != mxu) return mxu;
   if (dtype_is_integer(t) == dtype_is_integer(mxu)) return t;
   return dtype_bytes(t) >= 4 ? accumulator_dtype(mxu) : mxu;
 }
@@ -156,6 +162,7 @@ void lower_op(OpContext& ctx, const LowerOptions& options) {
 Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& options) {
   Lowered out;
   out.mxu_dtype = choose_mxu_dtype(graph, chip, out.dtype_note);
+  const std::optional<DType> graph_dtype = graph_mxu_dtype(graph);
 
   // Who reads each tensor.
   std::vector<std::vector<std::size_t>> readers(graph.tensors.size());
@@ -224,7 +231,7 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     const auto& t = graph.tensors[i];
     TensorPlacement p;
     p.name = t.name;
-    p.dtype = is_index[i] ? t.dtype : substitute(t.dtype, out.mxu_dtype);
+    p.dtype = is_index[i] ? t.dtype : substitute(t.dtype, graph_dtype, out.mxu_dtype);
     p.shape = t.shape;
     p.role = t.role;
     p.init = (t.role == TensorRole::kInput || t.role == TensorRole::kWeight) ? TensorInit::kData

@@ -417,6 +417,28 @@ ops:
         Approx(macs / (report["cycles"].get<double>() * 2 * 2 * 128 * 128)));
 }
 
+TEST_CASE("run: an fp32 graph lowers as fp32 where the MXU rounds it, else as the MXU's type",
+          "[run]") {
+  const std::string graph = R"(name: lin32
+dtype: fp32
+tensors:
+  - {name: x, shape: [64, 256], role: input}
+  - {name: w, shape: [256, 128], role: weight}
+  - {name: y, shape: [64, 128], role: output}
+ops:
+  - {name: y, op: matmul, inputs: [x, w]}
+)";
+  const std::uint64_t elements = 64 * 256 + 256 * 128 + 64 * 128;
+  const std::string tpu = compile_text("tpu-v3", graph, true);
+  CHECK(contains(tpu, "MXU operands fp32 (rounded to bf16 by the array), "));
+  CHECK(contains(tpu, " " + std::to_string(4 * elements) + " bytes of HBM"));
+  // An int8 array without rounding: every fp32 tensor of the graph becomes int8 (timing only).
+  const std::string teach = compile_text("teach-4x4", graph, true);
+  CHECK(contains(teach, "MXU operands int8, "));
+  CHECK(contains(teach, " " + std::to_string(elements) + " bytes of HBM"));
+  CHECK(contains(teach, "note: the graph's fp32 is not an MXU precision of teach-4x4"));
+}
+
 TEST_CASE("run: a 2048^3 bf16 GEMM keeps tpu-v4i's MXUs at least 95% busy", "[run]") {
   // 2048^3 MACs over 4 MXUs of 128x128 is 131072 cycles of pure compute; the schedule adds only the
   // first tile's loads and the last tile's read-out and store, which the tile choice keeps small.
