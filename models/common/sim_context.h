@@ -3,6 +3,8 @@
 // and the core clock. Owned by the Chip; modules hold a const reference (no globals).
 
 #include <cstdint>
+#include <exception>
+
 #include <systemc>
 
 #include "isa/program.h"
@@ -21,6 +23,11 @@ struct SimContext {
   bool functional = false;       // real bytes move (--functional)
   // Receives every cycle of core 0's first MXU when it is cycle-level (--vcd, --show).
   ArrayObserver* mxu_observer = nullptr;
+  // Where a unit's thread leaves an error it cannot continue from (not implemented, bad input
+  // found while running) before stopping the simulation: SystemC would turn an exception that
+  // leaves a thread into its own report, losing the error's kind and exit code. Chip::run()
+  // rethrows it.
+  std::exception_ptr* failure = nullptr;
 
   sc_core::sc_time cycles(std::uint64_t n) const { return core_period * static_cast<double>(n); }
   // Whole cycles elapsed at `t`, rounded to the nearest (times are built from whole cycles).

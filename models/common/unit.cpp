@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <variant>
 
+#include "sim/base/errors.h"
+
 namespace tpusim::models {
 
 Unit::Unit(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& semaphores,
@@ -49,7 +51,17 @@ void Unit::run() {
       semaphores_.wait(w->sem, w->count, index);
     } else {
       read_reported_ = false;
-      execute(inst, index);
+      try {
+        execute(inst, index);
+      } catch (const Error&) {
+        if (!ctx_.failure) throw;
+        if (!*ctx_.failure) *ctx_.failure = std::current_exception();
+        // Stopped for the error, not by a user: no "Simulation stopped by user" line.
+        sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
+                                                sc_core::SC_DO_NOTHING);
+        sc_core::sc_stop();
+        return;
+      }
       if (!read_reported_ && last_completion_ > last_read_) last_read_ = last_completion_;
     }
     --in_flight_;

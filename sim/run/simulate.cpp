@@ -78,11 +78,16 @@ int simulate(const SimulateRequest& request) {
     observers.add(vcd.get());
   }
   if (watch.show) observers.add(&recording);
-  const models::SimContext ctx{chip.spec, request.program, trace, period, request.functional,
-                               observers.empty() ? nullptr : &observers};
+  std::exception_ptr failure;
+  const models::SimContext ctx{
+      chip.spec, request.program,    trace,
+      period,    request.functional, observers.empty() ? nullptr : &observers,
+      &failure};
   models::Chip model("chip", ctx);
   if (request.functional && request.before) request.before(model.memory().store());
   const models::RunResult result = model.run();
+  // An error a unit met while running (not implemented, say) ends the run with its own kind.
+  if (failure) std::rethrow_exception(failure);
   vcd.reset();  // writes the closing time stamp
   if (vcd_file.is_open() && !vcd_file.flush()) throw InputError(watch.vcd + ": cannot write file");
   if (watch.show) {

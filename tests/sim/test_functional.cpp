@@ -58,8 +58,8 @@ std::vector<T> read_file(const std::string& path, std::size_t n) {
 }
 
 int run(const TempDir& dir, const std::string& program, const std::string& extra,
-        const std::string& chip = kChip) {
-  dir.write("energy.yaml", tpusim::test::kEnergyTable);
+        const std::string& chip = kChip, const std::string& energy = tpusim::test::kEnergyTable) {
+  dir.write("energy.yaml", energy);
   dir.write("hbm.yaml", tpusim::test::kHbm);
   const std::string command = "timeout 60 '" TPUSIM_EXE "' exec -q --functional -c '" +
                               dir.write("chip.yaml", chip) + "' '" + dir.write("p.tasm", program) +
@@ -194,6 +194,18 @@ TEST_CASE("functional: fp32 operands the MXU rounds to bf16 equal the rounded re
     }
   CHECK(mismatches == 0);
   CHECK(unrounded_differs > M * N / 2);  // the rounding is visible: fp32 products would differ
+
+  // Rounded to a type functional mode does not compute (fp8): refused, not multiplied as zeros.
+  const std::string fp8_chip =
+      tpusim::test::replaced(kChip, "precisions: {int8: 1, bf16: 1}}",
+                             "precisions: {int8: 1, bf16: 1, fp8: 1}, rounding: {fp32: fp8}}");
+  const std::string fp8_energy =
+      tpusim::test::replaced(tpusim::test::kEnergyTable, "mac: {int8: 0.3 pJ, bf16: 1.5 pJ}",
+                             "mac: {int8: 0.3 pJ, bf16: 1.5 pJ, fp8: 0.2 pJ}");
+  // The error leaves the unit's thread as itself: exit 3 (not implemented), one line.
+  CHECK(run(dir, program, dump, fp8_chip, fp8_energy) == 3);
+  CHECK(tpusim::test::slurp(dir.path("err")) ==
+        "--functional: fp8 arithmetic is not modelled yet\n");
 }
 
 TEST_CASE("functional: an int8 GEMM requantized by the VPU equals the integer reference",
