@@ -5,7 +5,8 @@
 
 namespace tpusim::models {
 
-AddressMap::AddressMap(const DramSpec& spec) : burst_bytes_(spec.burst_bytes().value()) {
+AddressMap::AddressMap(const DramSpec& spec)
+    : burst_bytes_(spec.burst_bytes().value()), hash_(spec.channel_hash) {
   size_[kRow] = spec.rows;
   size_[kBank] = spec.banks_per_group;
   size_[kGroup] = spec.bank_groups;
@@ -32,20 +33,37 @@ AddressMap::AddressMap(const DramSpec& spec) : burst_bytes_(spec.burst_bytes().v
     if (pow2_) bit += log2(size_[f]);
   }
   if (pow2_) burst_shift_ = log2(burst_bytes_);
+  if (pow2_) index_mask_ = bit >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bit) - 1;
 }
 
 AddressMap::Shifts AddressMap::shifts() const {
   const auto mask = [&](Field f) { return static_cast<std::uint32_t>(size_[f] - 1); };
-  return Shifts{burst_shift_,   shift_[kChannel], shift_[kGroup], shift_[kBank], shift_[kRow],
-                mask(kChannel), mask(kGroup),     mask(kBank),    mask(kRow)};
+  const std::uint32_t channel_bits =
+      hash_ ? static_cast<std::uint32_t>(__builtin_ctzll(size_[kChannel])) : 0;
+  return Shifts{burst_shift_, shift_[kChannel], shift_[kGroup], shift_[kBank],
+                shift_[kRow], mask(kChannel),   mask(kGroup),   mask(kBank),
+                mask(kRow),   channel_bits,     index_mask_};
 }
 
 DramAddress AddressMap::map_any(std::uint64_t byte_address) const {
   std::array<std::uint64_t, 5> digit{};
   std::uint64_t index = byte_address / burst_bytes_;
+  std::uint64_t above_channel = 0, weight = 1;  // the number the fields above the channel form
+  bool above = false;
   for (Field f : order_) {
     digit[f] = index % size_[f];
     index /= size_[f];
+    if (above) {
+      above_channel += digit[f] * weight;
+      weight *= size_[f];
+    }
+    above = above || f == kChannel;
+  }
+  if (hash_) {
+    const std::uint64_t channels = size_[kChannel];
+    for (; above_channel != 0; above_channel /= channels)
+      digit[kChannel] += above_channel % channels;
+    digit[kChannel] %= channels;
   }
   DramAddress a;
   a.row = static_cast<std::uint32_t>(digit[kRow]);

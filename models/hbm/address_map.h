@@ -23,7 +23,7 @@ class AddressMap {
       return static_cast<std::uint32_t>((index >> shift_[f]) & (size_[f] - 1));
     };
     DramAddress a;
-    a.channel = field(kChannel);
+    a.channel = hash_ ? hashed_channel(index) : field(kChannel);
     a.bank_group = field(kGroup);
     a.bank = field(kBank);
     a.row = field(kRow);
@@ -37,10 +37,19 @@ class AddressMap {
   struct Shifts {
     std::uint32_t burst, channel, group, bank, row;
     std::uint32_t channel_mask, group_mask, bank_mask, row_mask;
+    std::uint32_t channel_bits;  // log2(channels); 0 when the channel is not hashed
+    std::uint64_t index_mask;    // the burst index within the capacity
     DramAddress map(std::uint64_t byte_address) const {
-      const std::uint64_t index = byte_address >> burst;
+      const std::uint64_t index = (byte_address >> burst) & index_mask;
       DramAddress a;
       a.channel = static_cast<std::uint32_t>(index >> channel) & channel_mask;
+      if (channel_bits > 0) {
+        // The digits above the channel field, channel_bits wide, summed into it.
+        for (std::uint64_t above = index >> (channel + channel_bits); above != 0;
+             above >>= channel_bits)
+          a.channel += static_cast<std::uint32_t>(above) & channel_mask;
+        a.channel &= channel_mask;
+      }
       a.bank_group = static_cast<std::uint32_t>(index >> group) & group_mask;
       a.bank = static_cast<std::uint32_t>(index >> bank) & bank_mask;
       a.row = static_cast<std::uint32_t>(index >> row) & row_mask;
@@ -54,13 +63,19 @@ class AddressMap {
  private:
   enum Field { kRow, kBank, kGroup, kChannel, kColumn };
   DramAddress map_any(std::uint64_t byte_address) const;
+  // The channel of a power-of-two organisation's burst `index` with channel_hash.
+  std::uint32_t hashed_channel(std::uint64_t index) const {
+    return shifts().map(index << burst_shift_).channel;
+  }
   std::array<Field, 5> order_{};         // least significant first
   std::array<std::uint64_t, 5> size_{};  // by Field
   std::uint64_t burst_bytes_;
   // Every field a power of two (all presets): map() shifts and masks instead of dividing.
   bool pow2_ = false;
+  bool hash_ = false;                     // channel_hash
   std::array<std::uint32_t, 5> shift_{};  // by Field: position of its lowest bit in the burst index
   std::uint32_t burst_shift_ = 0;
+  std::uint64_t index_mask_ = ~std::uint64_t{0};
 };
 
 }  // namespace tpusim::models

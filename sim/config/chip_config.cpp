@@ -212,6 +212,7 @@ DramSpec read_dram(ConfigReader r) {
     c->finish();
   }
   s.address_mapping = r.opt<std::string>("address_mapping", s.address_mapping);
+  s.channel_hash = r.opt<bool>("channel_hash", s.channel_hash);
   s.activate_energy = r.opt<Picojoules>("activate_energy", s.activate_energy);
   r.finish();
   return s;

@@ -1,6 +1,9 @@
 // Each DRAM timing constraint, probed at t - 1 (refused) and at t (accepted), with parameters
 // chosen so that the constraint under test is the one that binds.
 
+#include <set>
+#include <tuple>
+
 #include <catch2/catch.hpp>
 
 #include "models/hbm/address_map.h"
@@ -203,4 +206,64 @@ TEST_CASE("dram: the address map follows the field order, least significant last
   const AddressMap spread(s);
   CHECK(spread.map(burst).bank_group == 1);
   CHECK(spread.map(groups * burst).channel == 1);
+}
+
+TEST_CASE("address map: channel_hash spreads a power-of-two stride over every channel, one to one",
+          "[dram][mapping]") {
+  DramSpec s = spec();
+  s.stacks = 1;
+  s.channels = 4;
+  s.pseudo_channels = 2;  // 8 pseudo-channels
+  s.bus_width_bits = 64;  // 32 B bursts
+  s.address_mapping = "ro-ba-co-ch-bg";
+  // 4 bank groups x 8 channels x 32 B: a row of the address space is 1 KiB per column step, so
+  // a 1 KiB stride keeps the channel digit and moves the column: without hashing one channel.
+  const std::uint64_t stride = 4 * 8 * 32;
+  const auto channels_touched = [&](const AddressMap& m) {
+    std::set<std::uint32_t> seen;
+    for (std::uint64_t i = 0; i < 8; ++i) seen.insert(m.map(i * stride).channel);
+    return seen.size();
+  };
+  CHECK(channels_touched(AddressMap(s)) == 1);
+  s.channel_hash = true;
+  const AddressMap hashed(s);
+  // Column i (below 8: one base-8 digit) adds i to the channel digit: eight strided accesses,
+  // eight channels.
+  CHECK(channels_touched(hashed) == 8);
+  CHECK(hashed.map(3 * stride).channel == 3);
+  CHECK(hashed.map(3 * stride + 32 * 4).channel == 4);  // channel digit 1, plus column 3
+  // One to one: every burst of a region maps to its own (channel, group, bank, row, column), and
+  // the power-of-two shortcut (Shifts) agrees with the generic map.
+  const AddressMap::Shifts fast = hashed.shifts();
+  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>>
+      coordinates;
+  const std::uint64_t bursts = 8 * 4 * 4 * 32 * 3;  // every channel, group, bank, column; 3 rows
+  for (std::uint64_t b = 0; b < bursts; ++b) {
+    const DramAddress a = hashed.map(b * 32);
+    coordinates.insert({a.channel, a.bank_group, a.bank, a.row, a.column});
+    const DramAddress f = fast.map(b * 32);
+    REQUIRE(f.channel == a.channel);
+    REQUIRE(f.bank == a.bank);
+    REQUIRE(f.row == a.row);
+  }
+  CHECK(coordinates.size() == bursts);
+  // A channel count that is not a power of two takes the generic path, and stays one to one.
+  s.channels = 3;
+  s.pseudo_channels = 1;
+  const AddressMap odd(s);
+  REQUIRE_FALSE(odd.power_of_two());
+  // Column k (4 groups x 3 channels x 32 B = 384 B apart) adds the sum of k's base-3 digits
+  // to the channel digit, mod 3: k = 1, 2 -> 1, 2; k = 3 ("10") -> 1; k = 5 ("12") -> 0.
+  CHECK(odd.map(384).channel == 1);
+  CHECK(odd.map(2 * 384).channel == 2);
+  CHECK(odd.map(3 * 384).channel == 1);
+  CHECK(odd.map(5 * 384).channel == 0);
+  coordinates.clear();
+  const std::uint64_t odd_bursts = 3 * 4 * 4 * 32 * 3;
+  for (std::uint64_t b = 0; b < odd_bursts; ++b) {
+    const DramAddress a = odd.map(b * 32);
+    REQUIRE(a.channel < 3);
+    coordinates.insert({a.channel, a.bank_group, a.bank, a.row, a.column});
+  }
+  CHECK(coordinates.size() == odd_bursts);
 }

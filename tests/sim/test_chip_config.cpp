@@ -424,6 +424,8 @@ TEST_CASE("chip config: DRAM presets give TPUv1 its 34 GB/s and map bank groups 
   CHECK(chip("tpu-v1").memory.hbm.peak_bandwidth().value() == Approx(34e9).epsilon(0.01));
   // 2 stacks x 16 pseudo-channels x 64 bits x 2 transfers x 1.2 GHz.
   CHECK(chip("tpu-v4i").memory.hbm.peak_bandwidth().value() == Approx(2 * 16 * 8 * 2 * 1.2e9));
-  for (const char* name : {"tpu-v1", "tpu-v2", "tpu-v3", "tpu-v4", "tpu-v4i", "tpu-v5e"})
+  for (const char* name : {"tpu-v1", "tpu-v2", "tpu-v3", "tpu-v4", "tpu-v4i", "tpu-v5e"}) {
     CHECK(chip(name).memory.hbm.address_mapping == "ro-ba-co-ch-bg");
+    CHECK(chip(name).memory.hbm.channel_hash);
+  }
 }

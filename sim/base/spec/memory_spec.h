@@ -44,6 +44,11 @@ struct DramSpec {
   DramScheduler scheduler = DramScheduler::kFrFcfs;
   PagePolicy page_policy = PagePolicy::kOpen;
   std::string address_mapping = "ro-ba-bg-ch-co";  // most to least significant field
+  // The channel digit plus the base-channels digits of every field above it, modulo the
+  // channels: a power-of-two stride then spreads over the channels instead of returning to the
+  // same few (memory controllers hash upper address bits into the channel; the simple model
+  // does the same with its 256 B blocks).
+  bool channel_hash = false;
   Picojoules activate_energy{0};  // one ACT+PRE pair
 
   std::uint32_t total_channels() const { return stacks * channels * pseudo_channels; }
