@@ -374,11 +374,8 @@ TEST_CASE("run: every operator's MACs equal its analytic count, and they sum to 
   }
 }
 
-TEST_CASE("run: an fp32 matmul on tpu-v3 moves fp32 and multiplies its operands as bf16", "[run]") {
-  // XLA's DEFAULT precision (core.mxu.rounding in the TPU presets): 4 B per element through HBM,
-  // each operand rounded to bf16 in the array, fp32 accumulation. Against the exact fp32
-  // reference, each product is off by at most about 2 x 2^-9 of its size.
-  const std::string graph = R"(name: lin32
+// An fp32 product of 64 x 256 by 256 x 128: the two tests below.
+const std::string kFp32Matmul = R"(name: lin32
 dtype: fp32
 tensors:
   - {name: x, shape: [64, 256], role: input}
@@ -387,6 +384,12 @@ tensors:
 ops:
   - {name: y, op: matmul, inputs: [x, w]}
 )";
+
+TEST_CASE("run: an fp32 matmul on tpu-v3 moves fp32 and multiplies its operands as bf16", "[run]") {
+  // XLA's DEFAULT precision (core.mxu.rounding in the TPU presets): 4 B per element through HBM,
+  // each operand rounded to bf16 in the array, fp32 accumulation. Against the exact fp32
+  // reference, each product is off by at most about 2 x 2^-9 of its size.
+  const std::string& graph = kFp32Matmul;
   const Outcome o = run_and_compare("tpu-v3", graph);
   REQUIRE(o.exit_code == 0);
   CHECK(o.compared == 64 * 128);
@@ -419,15 +422,7 @@ ops:
 
 TEST_CASE("run: an fp32 graph lowers as fp32 where the MXU rounds it, else as the MXU's type",
           "[run]") {
-  const std::string graph = R"(name: lin32
-dtype: fp32
-tensors:
-  - {name: x, shape: [64, 256], role: input}
-  - {name: w, shape: [256, 128], role: weight}
-  - {name: y, shape: [64, 128], role: output}
-ops:
-  - {name: y, op: matmul, inputs: [x, w]}
-)";
+  const std::string& graph = kFp32Matmul;
   const std::uint64_t elements = 64 * 256 + 256 * 128 + 64 * 128;
   const std::string tpu = compile_text("tpu-v3", graph, true);
   CHECK(contains(tpu, "MXU operands fp32 (rounded to bf16 by the array), "));
