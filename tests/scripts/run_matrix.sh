@@ -12,7 +12,7 @@ if [ "$quick" = --quick ]; then
   workloads=(workloads/resnet50.yaml workloads/mobilenetv2.yaml workloads/bert-base-layer-s128.yaml
              workloads/gpt2-small-decode.yaml workloads/scalesim/alexnet.csv)
 else
-  workloads=(workloads/*.yaml workloads/tpuv3/*.yaml workloads/scalesim/*.csv)
+  workloads=(workloads/*.yaml workloads/tpuv3/*.yaml workloads/tpuv1/*.yaml workloads/scalesim/*.csv)
 fi
 failures=0 runs=0
 for chip in configs/chips/*.yaml; do

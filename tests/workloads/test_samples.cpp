@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <filesystem>
 
 #include <catch2/catch.hpp>
@@ -140,6 +141,34 @@ TEST_CASE("samples: GEMM, teaching and TPUv3 kernels", "[workloads][samples]") {
                                             "x512x64.yaml"))) == 2 * heads * 512 * 512 * 64);
   REQUIRE(graph_macs(load_workload(sample("tpuv3/layernorm_8192x768.yaml"))) == 0);
   REQUIRE(load_workload(sample("tpuv3/softmax_8192x8192.yaml")).ops[0].kind == OpKind::kSoftmax);
+}
+
+// The TPUv1 paper's memory-bound applications (Jouppi et al., ISCA 2017, Table 1): the stand-ins
+// keep each one's batch, FC layer count and weight count (within the rounding of equal widths),
+// so the work (batch x weights MACs) and the weight bytes are the published ones.
+TEST_CASE("samples: TPUv1 applications carry Table 1's counts", "[workloads][samples]") {
+  struct App {
+    const char* file;
+    std::int64_t batch, fc_layers, weights;
+  };
+  for (const App& app :
+       {App{"tpuv1/mlp0.yaml", 200, 5, 20'000'000}, App{"tpuv1/mlp1.yaml", 168, 4, 5'000'000},
+        App{"tpuv1/lstm0.yaml", 64, 24, 52'000'000}, App{"tpuv1/lstm1.yaml", 96, 37, 34'000'000}}) {
+    INFO(app.file);
+    const Graph g = load_workload(sample(app.file));
+    std::int64_t fc = 0, weights = 0;
+    for (const Op& op : g.ops) fc += op.kind == OpKind::kMatmul;
+    for (const Tensor& t : g.tensors)
+      if (t.role == TensorRole::kWeight) {
+        std::int64_t n = 1;
+        for (std::int64_t d : t.shape) n *= d;
+        weights += n;
+      }
+    CHECK(fc == app.fc_layers);
+    CHECK(std::abs(weights - app.weights) <= app.weights / 1000);
+    CHECK(graph_macs(g) == app.batch * weights);
+    CHECK(g.tensor(g.ops[0].inputs[0]).shape[0] == app.batch);
+  }
 }
 
 TEST_CASE("samples: load_workload refuses unknown extensions", "[workloads][samples][errors]") {
