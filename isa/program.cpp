@@ -39,11 +39,14 @@ std::string dma_error(const DmaInstr& d) {
   }
   int from = space_level(d.src.space);
   int to = space_level(d.dst.space);
+  // Within vector memory both ways: activations a compiler keeps there move as tiles, as they
+  // would from HBM (compiler.activations: vmem).
+  if (d.src.space == Space::kVmem && d.dst.space == Space::kVmem) return "";
   if (!d.store && !(from > to))
-    return "load copies toward the core (hbm -> cmem -> vmem/accmem), not " +
+    return "load copies toward the core (hbm -> cmem -> vmem/accmem) or within vmem, not " +
            std::string(space_name(d.src.space)) + " -> " + std::string(space_name(d.dst.space));
   if (d.store && !(from < to))
-    return "store copies away from the core (vmem/accmem -> cmem -> hbm), not " +
+    return "store copies away from the core (vmem/accmem -> cmem -> hbm) or within vmem, not " +
            std::string(space_name(d.src.space)) + " -> " + std::string(space_name(d.dst.space));
   return "";
 }

@@ -237,12 +237,24 @@ TEST_CASE("asm: operator table rules", "[isa][asm][errors]") {
 }
 
 TEST_CASE("asm: structural rules are reported at the mnemonic", "[isa][asm][errors]") {
-  CHECK(err("load dma0 dst=H src=a elem=4") ==
-        "t.tasm:4:1: load: load copies toward the core (hbm -> cmem -> vmem/accmem), not vmem -> "
-        "hbm");
+  CHECK(
+      err("load dma0 dst=H src=a elem=4") ==
+      "t.tasm:4:1: load: load copies toward the core (hbm -> cmem -> vmem/accmem) or within vmem, "
+      "not vmem -> hbm");
   CHECK(err("store dma0 dst=accmem:0 src=a elem=4") ==
-        "t.tasm:4:1: store: store copies away from the core (vmem/accmem -> cmem -> hbm), not vmem "
-        "-> accmem");
+        "t.tasm:4:1: store: store copies away from the core (vmem/accmem -> cmem -> hbm) or within "
+        "vmem, not vmem -> accmem");
+  // Within vmem both ways (activations a compiler keeps there), never vmem <-> accmem.
+  for (const char* mnemonic : {"load", "store"}) {
+    const Instruction inst = one(std::string(mnemonic) + " dma0 dst=a+8 src=a elem=4");
+    const DmaInstr d = std::get<DmaInstr>(inst.body);
+    CHECK(d.src.space == Space::kVmem);
+    CHECK(d.dst.space == Space::kVmem);
+  }
+  CHECK(
+      err("load dma0 dst=accmem:0 src=a elem=4") ==
+      "t.tasm:4:1: load: load copies toward the core (hbm -> cmem -> vmem/accmem) or within vmem, "
+      "not vmem -> accmem");
   CHECK(err("mxu.lw mxu0 src=H k=4 n=4 dtype=bf16") == "t.tasm:4:1: mxu.lw: src must be in vmem");
   CHECK(err("mxu.mm mxu0 src=a dst=a m=1 k=4 n=4 dtype=bf16") ==
         "t.tasm:4:1: mxu.mm: dst must be in accmem");

@@ -115,8 +115,8 @@ TEST_CASE("binary: corrupted opcode, enum, flag and reserved bytes name their of
         at(i0, "instruction #0 (load): unused descriptor dimensions must be zero"));
   CHECK(corrupt(i0 + 9, 2) ==
         at(i0,
-           "instruction #0 (load): load copies toward the core (hbm -> cmem -> vmem/accmem), "
-           "not accmem -> vmem"));
+           "instruction #0 (load): load copies toward the core (hbm -> cmem -> vmem/accmem) or "
+           "within vmem, not accmem -> vmem"));
   CHECK(corrupt(i0 + 4, 1) ==
         at(i0 + 4, "instruction #0: operator id 1 is not in the operator table (1 entries)"));
   CHECK(corrupt(i0 + 1, 1) == at(i0 + 1, "instruction #0: unknown flag bits 0x1"));
