@@ -86,7 +86,7 @@ void lower_copy(OpContext& ctx) {
     const std::vector<std::uint64_t> xs = x.strides();
     const auto& perm = ctx.op.attrs.perm;
     // Output row (i0, i1, i2) reads input element sum(i_k * stride[perm[k]]).
-    RowView src{x.base, {1, 1, 1}, {0, 0, 0}};
+    RowView src{x.space, x.base, {1, 1, 1}, {0, 0, 0}};
     for (std::size_t k = 0; k + 1 < rank; ++k) {
       const std::size_t slot = 3 - (rank - 1) + k;
       src.size[slot] = u(out.shape[k]);
@@ -125,8 +125,8 @@ void lower_copy(OpContext& ctx) {
           ctx.fail("concat of padded tensors is only supported along the last axis");
         const std::uint64_t outer = u(product(out.shape, 0, u(axis)));
         const std::uint64_t out_width = u(out.shape[u(axis)]) * inner;
-        const RowView src{in->base, {1, 1, outer}, {0, 0, width * e}};
-        const RowView dst{out.base, {1, 1, outer}, {0, 0, out_width * e}};
+        const RowView src{in->space, in->base, {1, 1, outer}, {0, 0, width * e}};
+        const RowView dst{out.space, out.base, {1, 1, outer}, {0, 0, out_width * e}};
         copy_pipeline(
             ctx, outer, width, out.dtype,
             [=](const RowTile& t, Address slot, std::uint64_t c0, std::uint64_t n) {
@@ -183,7 +183,7 @@ void lower_embedding(OpContext& ctx, const std::vector<std::int64_t>* indices) {
         std::vector<Transfer> xfers;
         for (std::uint64_t i = 0; i < t.rows; ++i)
           xfers.push_back(Transfer{false,
-                                   {Space::kHbm, table.base + (row_of[t.first + i] * dim + c0) * e},
+                                   {table.space, table.base + (row_of[t.first + i] * dim + c0) * e},
                                    {slot.space, slot.addr + i * n * e},
                                    n * e,
                                    {1},

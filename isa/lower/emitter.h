@@ -21,6 +21,10 @@ struct Transfer {
   std::vector<std::uint64_t> src_stride;  // bytes
   std::vector<std::uint64_t> dst_stride;
   std::uint64_t bytes() const;
+  // bytes() when one side is HBM, else 0 (an activation kept in vmem moves on chip).
+  std::uint64_t hbm_bytes() const {
+    return src.space == Space::kHbm || dst.space == Space::kHbm ? bytes() : 0;
+  }
 };
 
 class Emitter {

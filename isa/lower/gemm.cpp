@@ -177,13 +177,13 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const Handoff prologue = pool.handoff({Unit{UnitKind::kDma, 0}}, vpu);
       if (bias)
         e.dma(0, Transfer{false,
-                          {Space::kHbm, bias->base},
+                          {bias->space, bias->base},
                           bias_raw,
                           bias_len * dtype_bytes(bias->dtype),
                           {1},
                           {0},
                           {0}});
-      if (six) e.dma(0, Transfer{false, {Space::kHbm, six->base}, six_row, tn * 4, {1}, {0}, {0}});
+      if (six) e.dma(0, Transfer{false, {six->space, six->base}, six_row, tn * 4, {1}, {0}, {0}});
       prologue.post(e);
       prologue.take(e);
       if (bias)
@@ -207,7 +207,7 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
         for (const BandSegment& seg : band_segments(*p.band, t.m0, t.mc)) {
           const std::uint64_t bytes = seg.rows * p.band->row_bytes;
           xfers.push_back(Transfer{false,
-                                   {Space::kHbm, p.band->row_start(seg.n, seg.ih0)},
+                                   {p.band->space, p.band->row_start(seg.n, seg.ih0)},
                                    offset(a_buf[buf], seg.offset),
                                    bytes,
                                    {1},

@@ -88,7 +88,7 @@ std::vector<Transfer> row_transfers(bool store, const RowView& view, std::uint64
     const std::vector<std::uint64_t> hbm_stride(view.stride.begin(), view.stride.end());
     const std::vector<std::uint64_t> tile_stride = {box.count[1] * box.count[2] * pitch,
                                                     box.count[2] * pitch, pitch};
-    const Address hbm{Space::kHbm, view.base + box.offset + col_offset};
+    const Address hbm{view.space, view.base + box.offset + col_offset};
     const Address chip{tile.space, tile.addr + (box.first - first) * pitch};
     t.src = store ? chip : hbm;
     t.dst = store ? hbm : chip;
@@ -109,6 +109,7 @@ RowView matrix_rows(const TensorPlacement& t) {
   RowView v;
   const std::size_t rank = t.shape.size();
   const std::uint64_t e = dtype_bytes(t.dtype);
+  v.space = t.space;
   if (t.storage == t.shape || rank != 4) {
     v.base = t.base;
     v.size = {1, 1, static_cast<std::uint64_t>(product(t.shape, 0, rank - 1))};

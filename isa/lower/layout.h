@@ -10,10 +10,12 @@
 
 namespace tpusim::isa::lower_detail {
 
-// The rows of a two-dimensional operand in HBM: row r is found by splitting r over up to three
-// nested dimensions (outermost first) and summing index x stride. A dense matrix is {1, 1, R};
-// the output positions of an NHWC image stored with a halo are {N, H, W}.
+// The rows of a two-dimensional operand in HBM (or, kept on chip, in vmem): row r is found by
+// splitting r over up to three nested dimensions (outermost first) and summing index x stride. A
+// dense matrix is {1, 1, R}; the output positions of an NHWC image stored with a halo are {N, H,
+// W}.
 struct RowView {
+  Space space = Space::kHbm;
   std::uint64_t base = 0;
   std::array<std::uint64_t, 3> size{1, 1, 1};
   std::array<std::uint64_t, 3> stride{0, 0, 0};

@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "isa/lower/lower_impl.h"
@@ -113,6 +114,60 @@ struct Halo {
   std::int64_t top = 0, bottom = 0, left = 0, right = 0;
   std::optional<double> fill;
 };
+
+// compiler.activations: vmem. The outputs of operators that only later operators read (role
+// activation, stored without a halo, neither a reshape alias nor aliased) are placed, first fit
+// over their live ranges (from the operator that writes one to the last that reads it), in a
+// region of at most half of vector memory; one that does not fit stays in HBM. Returns the
+// region's size, a multiple of 4 KiB, which sits at the top of vmem: the operators plan their
+// buffers below it. Reusing a region slot is safe under operator overlap: the overlap check sees
+// vmem as it sees HBM (overlap.cpp).
+std::uint64_t keep_activations_in_vmem(const Graph& graph, const std::vector<TensorId>& result,
+                                       const std::vector<bool>& fused,
+                                       const std::vector<std::vector<std::size_t>>& readers,
+                                       std::deque<TensorPlacement>& placed,
+                                       std::uint64_t vmem_capacity) {
+  constexpr std::uint64_t kAlign = 4096;
+  const std::uint64_t budget = vmem_capacity / 2 / kAlign * kAlign;
+  std::set<std::string> aliased;
+  for (const TensorPlacement& p : placed)
+    if (!p.alias_of.empty()) aliased.insert(p.alias_of);
+  struct Slot {
+    std::uint64_t offset, bytes;
+    std::size_t last_reader;
+  };
+  std::vector<Slot> live;
+  std::vector<std::pair<TensorId, std::uint64_t>> kept;  // tensor, offset in the region
+  std::uint64_t peak = 0;
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const TensorId t = result[i];
+    TensorPlacement& p = placed[t];
+    if (fused[i] || readers[t].empty() || p.role != TensorRole::kActivation ||
+        p.storage != p.shape || !p.alias_of.empty() || aliased.count(p.name))
+      continue;
+    // Slots whose tensor operator i no longer reads are free (one it reads is still live).
+    live.erase(
+        std::remove_if(live.begin(), live.end(), [&](const Slot& s) { return s.last_reader < i; }),
+        live.end());
+    std::sort(live.begin(), live.end(),
+              [](const Slot& a, const Slot& b) { return a.offset < b.offset; });
+    const std::uint64_t bytes = round_up(std::max<std::uint64_t>(1, p.storage_bytes()), kAlign);
+    std::uint64_t at = 0;
+    for (const Slot& s : live) {
+      if (at + bytes <= s.offset) break;
+      at = std::max(at, s.offset + s.bytes);
+    }
+    if (at + bytes > budget) continue;
+    live.push_back(Slot{at, bytes, *std::max_element(readers[t].begin(), readers[t].end())});
+    kept.emplace_back(t, at);
+    peak = std::max(peak, at + bytes);
+  }
+  for (const auto& [t, offset] : kept) {
+    placed[t].space = Space::kVmem;
+    placed[t].base = vmem_capacity - peak + offset;
+  }
+  return peak;
+}
 
 // The operator's own lowering, by kind.
 void lower_op(OpContext& ctx, const LowerOptions& options) {
@@ -275,8 +330,15 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
   }
   std::map<std::string, std::size_t> index_of;
   for (std::size_t i = 0; i < placed.size(); ++i) index_of[placed[i].name] = i;
+  // The operators plan their buffers in the vmem below the activations kept there.
+  ChipSpec planned = chip;
+  if (chip.compiler.activations == ActivationHome::kVmem) {
+    out.vmem_activation_bytes = keep_activations_in_vmem(graph, result, fused, readers, placed,
+                                                         chip.core.vmem.capacity.value());
+    planned.core.vmem.capacity = Bytes(chip.core.vmem.capacity.value() - out.vmem_activation_bytes);
+  }
   for (TensorPlacement& p : placed)
-    if (p.alias_of.empty()) allocate(p);
+    if (p.alias_of.empty() && p.space == Space::kHbm) allocate(p);
   for (TensorPlacement& p : placed)
     if (!p.alias_of.empty()) p.base = placed[index_of[p.alias_of]].base;
 
@@ -286,7 +348,7 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
                        chip.core.sequencer.semaphores > kOperatorFences;
   const std::uint32_t op_semaphores =
       chip.core.sequencer.semaphores - (overlap ? kOperatorFences : 0);
-  const WindowLimits limits{chip.core.vmem.capacity.value(), chip.core.accmem.capacity.value(),
+  const WindowLimits limits{planned.core.vmem.capacity.value(), chip.core.accmem.capacity.value(),
                             op_semaphores};
   std::vector<Unit> units = dma_units(chip);
   for (Unit u : mxu_units(chip)) units.push_back(u);
@@ -297,7 +359,7 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
   // moves off chip, and the fence every unit signals once it is done with it.
   struct Running {
     OpContext::Window base, used;
-    OffChipSpans spans;
+    SharedSpans spans;
     std::uint16_t fence = 0;
   };
   std::optional<Running> running;
@@ -330,7 +392,7 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     }
     if (name != op.name) plan.notes = "fused: " + name;
     const OpPlan unplanned = plan;
-    OpContext ctx{e,           chip,    graph,         op,   {}, &placed[result[i]],
+    OpContext ctx{e,           planned, graph,         op,   {}, &placed[result[i]],
                   epilogue[i], nullptr, out.mxu_dtype, plan, {}};
     ctx.semaphores = op_semaphores;
     ctx.first_mxu = next_mxu;
@@ -402,7 +464,7 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
       parity ^= 1;
       for (Unit u : units) e.signal(u, fence);
       running = Running{ctx.base, ctx.used,
-                        off_chip_spans(e.program(), first, e.program().instructions.size()), fence};
+                        shared_spans(e.program(), first, e.program().instructions.size()), fence};
     }
     plan.kind = kind;
     out.plans.push_back(plan);
@@ -432,6 +494,9 @@ std::string explain(const Lowered& lowered, const ChipSpec& chip) {
   os << ", " << lowered.program.instructions.size() << " instructions, " << lowered.hbm_bytes
      << " bytes of HBM\n";
   if (!lowered.dtype_note.empty()) os << "note: " << lowered.dtype_note << "\n";
+  if (lowered.vmem_activation_bytes > 0)
+    os << "activations kept in vmem (compiler.activations): " << lowered.vmem_activation_bytes
+       << " bytes at its top\n";
   for (const OpPlan& p : lowered.plans) {
     os << "\n" << p.name << " (" << p.kind << ")\n";
     if (!p.notes.empty()) os << "  " << p.notes << "\n";

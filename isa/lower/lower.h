@@ -22,16 +22,18 @@ enum class TensorInit : std::uint8_t {
   kCausalMask,  // [rows, cols] with 0 where col <= row % cols_period, fill (a large negative) above
 };
 
-// Where one tensor lives in HBM. Image tensors consumed by padded convolutions or pools are
-// stored with a halo: `storage` is the padded shape, `origin` the index of element [0,0,...]
-// inside it, and the halo holds `fill`.
+// Where one tensor lives: in HBM, or (compiler.activations: vmem) an operator output that only
+// later operators read, in a region at the top of vector memory. Image tensors consumed by padded
+// convolutions or pools are stored with a halo: `storage` is the padded shape, `origin` the index
+// of element [0,0,...] inside it, and the halo holds `fill`.
 struct TensorPlacement {
   std::string name;
   DType dtype = DType::kBf16;
   workloads::Shape shape;
   workloads::TensorRole role = workloads::TensorRole::kActivation;
   TensorInit init = TensorInit::kNone;
-  std::uint64_t base = 0;  // hbm byte address of the storage
+  Space space = Space::kHbm;
+  std::uint64_t base = 0;  // byte address of the storage in `space`
   workloads::Shape storage;
   workloads::Shape origin;
   double fill = 0.0;
@@ -80,6 +82,8 @@ struct Lowered {
   DType mxu_dtype = DType::kBf16;        // the MXU operand type the program uses
   std::string dtype_note;                // set when the graph's float types were substituted
   std::uint64_t hbm_bytes = 0;           // highest hbm address used
+  // compiler.activations: vmem: the region at the top of vmem that holds activations.
+  std::uint64_t vmem_activation_bytes = 0;
   const TensorPlacement* find(const std::string& name) const;
 };
 

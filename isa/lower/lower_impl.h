@@ -68,7 +68,9 @@ struct ConvBand {
   std::uint64_t sh = 1, sw = 1, dh = 1, dw = 1;
   std::int64_t pt = 0, pl = 0;
   std::uint64_t row_bytes = 0, pixel_bytes = 0, elem = 0;  // one stored input row, pixel, element
-  // HBM address of the start of stored input row `ih` (logical row, negative in the top halo).
+  // Address in `space` of the start of stored input row `ih` (logical row, negative in the top
+  // halo).
+  Space space = Space::kHbm;
   std::function<std::uint64_t(std::uint64_t n, std::int64_t ih)> row_start;
   // Bytes from a stored row's start to logical column `iw` (negative in the left halo).
   std::function<std::uint64_t(std::int64_t iw)> col_offset;

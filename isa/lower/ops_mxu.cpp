@@ -61,12 +61,12 @@ void lower_matmul(OpContext& ctx) {
     if (flatten) return row_transfers(false, a_rows, m0, mc, k0 * ea, kc * ea, tile, pitch);
     const std::uint64_t base = a.base + batch * a_step;
     if (!attrs.transpose_a) {
-      const RowView rows{base, {1, 1, m}, {0, 0, k * ea}};
+      const RowView rows{a.space, base, {1, 1, m}, {0, 0, k * ea}};
       return row_transfers(false, rows, m0, mc, k0 * ea, kc * ea, tile, pitch);
     }
     // Stored as [K, M]: an element-wise gather, as slow on real DMA engines as it is here.
     return std::vector<Transfer>{Transfer{false,
-                                          {Space::kHbm, base + (k0 * m + m0) * ea},
+                                          {a.space, base + (k0 * m + m0) * ea},
                                           tile,
                                           ea,
                                           {mc, kc},
@@ -77,15 +77,16 @@ void lower_matmul(OpContext& ctx) {
                  std::uint64_t nc, Address tile, std::uint64_t pitch) {
     const std::uint64_t base = b.base + batch * b_step;
     if (!attrs.transpose_b)
-      return row_transfers(false, RowView{base, {1, 1, k}, {0, 0, n * ea}}, k0, kc, n0 * ea,
-                           nc * ea, tile, pitch);
-    return row_transfers(false, RowView{base, {1, 1, n}, {0, 0, k * ea}}, n0, nc, k0 * ea, kc * ea,
-                         tile, pitch);
+      return row_transfers(false, RowView{b.space, base, {1, 1, k}, {0, 0, n * ea}}, k0, kc,
+                           n0 * ea, nc * ea, tile, pitch);
+    return row_transfers(false, RowView{b.space, base, {1, 1, n}, {0, 0, k * ea}}, n0, nc, k0 * ea,
+                         kc * ea, tile, pitch);
   };
   p.store_c = [=](std::uint64_t batch, std::uint64_t m0, std::uint64_t mc, std::uint64_t n0,
                   std::uint64_t nc, Address tile, std::uint64_t pitch) {
     const RowView rows =
-        flatten ? out_rows : RowView{out.base + batch * m * n * eo, {1, 1, m}, {0, 0, n * eo}};
+        flatten ? out_rows
+                : RowView{out.space, out.base + batch * m * n * eo, {1, 1, m}, {0, 0, n * eo}};
     return row_transfers(true, rows, m0, mc, n0 * eo, nc * eo, tile, pitch);
   };
   p.a_description = attrs.transpose_a ? "element-wise transposing gather" : "dense rows";
@@ -111,7 +112,7 @@ void lower_conv2d(OpContext& ctx) {
   // Element [n, oh*sh + kh*dh - pt, ow*sw + kw*dw - pl, c] for output row (n, oh, ow).
   const std::uint64_t origin = x.address_of({0, -at.pad_top, -at.pad_left, 0});
   const RowView windows{
-      origin, {batch, oh, ow}, {xs[0], u(at.stride_h) * xs[1], u(at.stride_w) * xs[2]}};
+      x.space, origin, {batch, oh, ow}, {xs[0], u(at.stride_h) * xs[1], u(at.stride_w) * xs[2]}};
   const RowView out_rows = matrix_rows(out);
 
   GemmProblem p;
@@ -146,8 +147,8 @@ void lower_conv2d(OpContext& ctx) {
   };
   p.load_b = [=](std::uint64_t g, std::uint64_t k0, std::uint64_t kc, std::uint64_t n0,
                  std::uint64_t nc, Address tile, std::uint64_t pitch) {
-    return row_transfers(false, RowView{w.base, {1, 1, kh * kw * cg}, {0, 0, cout * e}}, k0, kc,
-                         (g * cog + n0) * e, nc * e, tile, pitch);
+    return row_transfers(false, RowView{w.space, w.base, {1, 1, kh * kw * cg}, {0, 0, cout * e}},
+                         k0, kc, (g * cog + n0) * e, nc * e, tile, pitch);
   };
   p.store_c = [=](std::uint64_t g, std::uint64_t m0, std::uint64_t mc, std::uint64_t n0,
                   std::uint64_t nc, Address tile, std::uint64_t pitch) {
@@ -173,6 +174,7 @@ void lower_conv2d(OpContext& ctx) {
     b.row_bytes = xs[1];
     b.pixel_bytes = xs[2];
     b.elem = e;
+    b.space = x.space;
     const std::int64_t left = -x.origin[2];  // logical column of storage column 0
     b.row_start = [x, left](std::uint64_t n, std::int64_t ih) {
       return x.address_of({static_cast<std::int64_t>(n), ih, left, 0});

@@ -7,7 +7,11 @@ namespace tpusim::isa::lower_detail {
 
 namespace {
 
-bool off_chip(Space s) { return s == Space::kHbm || s == Space::kCmem; }
+// Operators hand data to each other through HBM and CMEM, and (compiler.activations: vmem)
+// through vector memory. Two operators' own vmem buffers never meet (their windows are apart), so
+// any vmem bytes both touch are such data. Vmem addresses are tagged to keep them apart from HBM's.
+bool shared(Space s) { return s == Space::kHbm || s == Space::kCmem || s == Space::kVmem; }
+std::uint64_t space_tag(Space s) { return s == Space::kVmem ? std::uint64_t{1} << 62 : 0; }
 
 // The bytes a strided DMA operand can touch: its first byte to the end of its last run.
 std::pair<std::uint64_t, std::uint64_t> extent(
@@ -15,7 +19,8 @@ std::pair<std::uint64_t, std::uint64_t> extent(
   std::uint64_t last = 0;
   for (std::uint8_t i = 0; i < d.dims; ++i)
     if (d.count[i] > 0) last += std::uint64_t{d.count[i] - 1} * stride[i];
-  return {a.addr, a.addr + last + d.elem_bytes};
+  const std::uint64_t first = space_tag(a.space) + a.addr;
+  return {first, first + last + d.elem_bytes};
 }
 
 bool overlaps(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& spans,
@@ -40,13 +45,13 @@ void merge(std::vector<std::pair<std::uint64_t, std::uint64_t>>& spans) {
 
 }  // namespace
 
-OffChipSpans off_chip_spans(const Program& program, std::size_t from, std::size_t to) {
-  OffChipSpans spans;
+SharedSpans shared_spans(const Program& program, std::size_t from, std::size_t to) {
+  SharedSpans spans;
   for (std::size_t i = from; i < to; ++i) {
     const auto* d = std::get_if<DmaInstr>(&program.instructions[i].body);
     if (!d) continue;
-    if (off_chip(d->src.space)) spans.reads.push_back(extent(*d, d->src, d->src_stride));
-    if (off_chip(d->dst.space)) spans.writes.push_back(extent(*d, d->dst, d->dst_stride));
+    if (shared(d->src.space)) spans.reads.push_back(extent(*d, d->src, d->src_stride));
+    if (shared(d->dst.space)) spans.writes.push_back(extent(*d, d->dst, d->dst_stride));
   }
   merge(spans.reads);
   merge(spans.writes);
@@ -54,13 +59,13 @@ OffChipSpans off_chip_spans(const Program& program, std::size_t from, std::size_
 }
 
 std::optional<std::size_t> first_dependent(const Program& program, std::size_t from, std::size_t to,
-                                           const OffChipSpans& earlier) {
+                                           const SharedSpans& earlier) {
   for (std::size_t i = from; i < to; ++i) {
     const auto* d = std::get_if<DmaInstr>(&program.instructions[i].body);
     if (!d) continue;
-    if (off_chip(d->src.space) && overlaps(earlier.writes, extent(*d, d->src, d->src_stride)))
+    if (shared(d->src.space) && overlaps(earlier.writes, extent(*d, d->src, d->src_stride)))
       return i;
-    if (off_chip(d->dst.space)) {
+    if (shared(d->dst.space)) {
       const auto w = extent(*d, d->dst, d->dst_stride);
       if (overlaps(earlier.writes, w) || overlaps(earlier.reads, w)) return i;
     }

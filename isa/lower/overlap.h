@@ -16,18 +16,19 @@ namespace tpusim::isa::lower_detail {
 // operator's fence is taken before the next-but-one signals the same semaphore.
 inline constexpr std::uint32_t kOperatorFences = 2;
 
-// Byte ranges [first, second) of off-chip memory (HBM, CMEM) an operator's DMA reads and writes.
-struct OffChipSpans {
+// Byte ranges [first, second) an operator's DMA reads and writes in memories operators share
+// (HBM, CMEM, vmem; vmem addresses tagged, overlap.cpp).
+struct SharedSpans {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> reads, writes;
 };
 
 // The spans of instructions [from, to) of a program.
-OffChipSpans off_chip_spans(const Program& program, std::size_t from, std::size_t to);
+SharedSpans shared_spans(const Program& program, std::size_t from, std::size_t to);
 
 // The first instruction in [from, to) that reads what `earlier` writes or writes what it reads
 // or writes; none when the range is independent of it.
 std::optional<std::size_t> first_dependent(const Program& program, std::size_t from, std::size_t to,
-                                           const OffChipSpans& earlier);
+                                           const SharedSpans& earlier);
 
 // Capacities an operator window must stay inside.
 struct WindowLimits {

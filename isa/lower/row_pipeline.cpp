@@ -72,7 +72,8 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
       const Handoff ready = pool.handoff({dmas.front()}, vpu);
       for (const Preload& pre : p.preloads) {
         e.dma(0,
-              Transfer{false, {Space::kHbm, pre.tensor->base}, pre.at, pre.bytes, {1}, {0}, {0}});
+              Transfer{
+                  false, {pre.tensor->space, pre.tensor->base}, pre.at, pre.bytes, {1}, {0}, {0}});
         hbm_bytes += pre.bytes;
       }
       ready.post(e);
@@ -86,7 +87,7 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
       std::vector<Transfer> xfers;
       for (std::size_t i = 0; i < p.inputs.size(); ++i)
         for (Transfer& t : p.inputs[i].load(mine[s], in_slot[b][i])) {
-          hbm_bytes += t.bytes();
+          hbm_bytes += t.hbm_bytes();
           xfers.push_back(std::move(t));
         }
       distribute(e, std::move(xfers), 16 * 1024, engines);
@@ -104,7 +105,7 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
       const int b = static_cast<int>(s % 2);
       out_full[b].take(e);
       std::vector<Transfer> xfers = p.store(mine[s], out_slot[b]);
-      for (const Transfer& t : xfers) hbm_bytes += t.bytes();
+      for (const Transfer& t : xfers) hbm_bytes += t.hbm_bytes();
       distribute(e, std::move(xfers), 16 * 1024, engines);
       if (s + 2 < steps) out_empty[b].post(e);
     };

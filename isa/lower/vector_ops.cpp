@@ -173,7 +173,8 @@ void lower_softmax(OpContext& ctx) {
     const TensorPlacement* mask = ctx.constant(
         ctx.op.name + ".mask", {static_cast<std::int64_t>(period), static_cast<std::int64_t>(cols)},
         TensorInit::kCausalMask, -1e30);
-    Matrix m{RowView{mask->base, {1, rows / period, period}, {0, 0, cols * 4}}, cols, kF32};
+    Matrix m{RowView{mask->space, mask->base, {1, rows / period, period}, {0, 0, cols * 4}}, cols,
+             kF32};
     p.inputs.push_back(tile_input(m));
   }
   p.out_bytes_per_row = cols * dtype_bytes(out.dtype);

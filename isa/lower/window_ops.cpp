@@ -120,10 +120,10 @@ void lower_window(OpContext& ctx) {
           const std::uint64_t stored_row = band0 * sh - u(at.pad_top) + u(x.origin[1]);
           const std::uint64_t src = x.base + n * xs[0] + stored_row * xs[1] + c0 * ex;
           if (n_ch == c)
-            return std::vector<Transfer>{Transfer{
-                false, {Space::kHbm, src}, slot, in_rows(t.rows) * row_bytes, {1}, {0}, {0}}};
+            return std::vector<Transfer>{
+                Transfer{false, {x.space, src}, slot, in_rows(t.rows) * row_bytes, {1}, {0}, {0}}};
           return std::vector<Transfer>{Transfer{false,
-                                                {Space::kHbm, src},
+                                                {x.space, src},
                                                 slot,
                                                 n_ch * ex,
                                                 {in_rows(t.rows), width},

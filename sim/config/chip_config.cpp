@@ -27,6 +27,8 @@ const Choices<PagePolicy> kPagePolicies = {{"open", PagePolicy::kOpen},
                                            {"close", PagePolicy::kClose}};
 const Choices<NocTopology> kTopologies = {{"crossbar", NocTopology::kCrossbar},
                                           {"mesh", NocTopology::kMesh}};
+const Choices<ActivationHome> kActivationHomes = {{"hbm", ActivationHome::kHbm},
+                                                  {"vmem", ActivationHome::kVmem}};
 
 Bytes size_in(ConfigReader& r, const std::string& key, std::optional<Bytes> fallback,
               std::uint64_t lo, std::uint64_t hi) {
@@ -232,6 +234,13 @@ MemorySpec read_memory(ConfigReader r) {
   return s;
 }
 
+CompilerSpec read_compiler(ConfigReader r) {
+  CompilerSpec s;
+  s.activations = r.opt_choice("activations", s.activations, kActivationHomes);
+  r.finish();
+  return s;
+}
+
 NocSpec read_noc(ConfigReader r) {
   NocSpec s;
   s.topology = r.opt_choice("topology", s.topology, kTopologies);
@@ -313,6 +322,7 @@ ChipSpec read_chip(ConfigReader r) {
   chip.core = read_core(r.section("core"));
   chip.memory = read_memory(r.section("memory"));
   chip.noc = read_defaulted(r, "noc", read_noc);
+  chip.compiler = read_defaulted(r, "compiler", read_compiler);
   chip.energy = read_energy(r.section("energy"));
   r.finish();
   return chip;

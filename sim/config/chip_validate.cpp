@@ -127,6 +127,10 @@ void validate_chip(const ChipSpec& chip) {
         "a DMA chunk larger than vector memory can never be placed");
 
   validate_dram(chip.memory.hbm, chip.memory);
+  check(chip.compiler.activations != ActivationHome::kVmem || chip.cores == 1,
+        "compiler.activations",
+        "vmem needs cores: 1 (each core has its own vector memory; cores exchange activations "
+        "through HBM)");
 
   const EnergyTable& table = chip.energy.table;
   for (const auto& [dtype, rate] : core.mxu.precisions)

@@ -33,7 +33,7 @@ void add_regions(isa::Lowered& lowered) {
     for (int i = 2; used.count(unique); ++i) unique = name + "_" + std::to_string(i);
     used.insert(unique);
     lowered.program.regions.push_back(
-        isa::Region{unique, isa::Space::kHbm, t.base, std::max<std::uint64_t>(1, t.storage_bytes()), 0});
+        isa::Region{unique, t.space, t.base, std::max<std::uint64_t>(1, t.storage_bytes()), 0});
   }
 }
 

@@ -386,6 +386,24 @@ TEST_CASE("chip config: the energy table path is relative to its file, or to the
   CHECK(relative.spec.energy.table_path == dir.path("energy.yaml"));
 }
 
+TEST_CASE("chip config: compiler.activations is hbm or vmem, and vmem needs one core",
+          "[config][chip]") {
+  TempDir dir;
+  const ChipConfig c = load_chip_config(write_chip(dir));
+  CHECK(c.spec.compiler.activations == ActivationHome::kHbm);
+  REQUIRE(find_path(c.resolved, "compiler.activations") != nullptr);
+  CHECK(find_path(c.resolved, "compiler.activations")->text() == "hbm");
+  const Edited one_core("cores: 2", "cores: 1\ncompiler: {activations: vmem}");
+  CHECK(load_chip_config(one_core.path).spec.compiler.activations == ActivationHome::kVmem);
+  const Edited two_cores("cores: 2", "cores: 2\ncompiler: {activations: vmem}");
+  CHECK(two_cores.error() == two_cores.at("vmem") +
+                                 ": compiler.activations: vmem needs cores: 1 (each core has its "
+                                 "own vector memory; cores exchange activations through HBM)");
+  const Edited typo("cores: 2", "cores: 2\ncompiler: {activations: vram}");
+  CHECK(typo.error() ==
+        typo.at("vram") + ": compiler.activations: expected one of hbm, vmem, got \"vram\"");
+}
+
 TEST_CASE("chip config: memory-system keys bind, and bad values are named with their key",
           "[config][chip][memory]") {
   TempDir dir;

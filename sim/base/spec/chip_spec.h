@@ -11,6 +11,17 @@
 
 namespace tpusim {
 
+// Where the lowering keeps an operator's output that only later operators read.
+enum class ActivationHome : std::uint8_t {
+  kHbm,   // stored to off-chip memory and loaded back, as XLA does between fused kernels
+  kVmem,  // kept in vector memory while it fits (TPUv1: activations live in the Unified Buffer)
+};
+
+// Policies of the compiler that lowers workloads for this chip (not hardware).
+struct CompilerSpec {
+  ActivationHome activations = ActivationHome::kHbm;
+};
+
 struct ChipSpec {
   std::string name;
   std::string description;
@@ -19,6 +30,7 @@ struct ChipSpec {
   CoreSpec core;
   MemorySpec memory;
   NocSpec noc;
+  CompilerSpec compiler;
   EnergySpec energy;
 
   // Peak MACs per second of the whole chip for operands of type t (0 when unsupported).
