@@ -69,7 +69,7 @@ void lower_copy(OpContext& ctx) {
   const TensorPlacement& out = *ctx.output;
   const std::uint64_t e = dtype_bytes(out.dtype);
   const std::size_t rank = out.shape.size();
-  const std::uint64_t cols = u(out.shape.back());
+  const std::uint64_t cols = last_dim(out.shape);
   const std::uint64_t rows = u(product(out.shape, 0, rank - 1));
   const RowView out_rows = matrix_rows(out);
   // Stores columns [base + c0, base + c0 + n) of the output's rows.
@@ -144,7 +144,7 @@ void lower_copy(OpContext& ctx) {
   // A reshape that cannot share bytes: input or output has a halo. Both have the same last
   // dimension in every case the layout lets through, so rows map one to one.
   const TensorPlacement& x = *ctx.inputs[0];
-  if (u(x.shape.back()) != cols)
+  if (last_dim(x.shape) != cols)
     ctx.fail("reshape of a padded tensor must keep the last dimension");
   const RowView src = matrix_rows(x);
   copy_pipeline(

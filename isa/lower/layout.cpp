@@ -113,7 +113,7 @@ RowView matrix_rows(const TensorPlacement& t) {
   if (t.storage == t.shape || rank != 4) {
     v.base = t.base;
     v.size = {1, 1, static_cast<std::uint64_t>(product(t.shape, 0, rank - 1))};
-    v.stride = {0, 0, static_cast<std::uint64_t>(t.shape.back()) * e};
+    v.stride = {0, 0, last_dim(t.shape) * e};
     return v;
   }
   const std::vector<std::uint64_t> s = t.strides();

@@ -42,6 +42,11 @@ std::vector<Transfer> row_transfers(bool store, const RowView& view, std::uint64
 // when the tensor has one).
 RowView matrix_rows(const TensorPlacement& t);
 
+// The last dimension of a shape: a scalar ([]) is one element wide.
+inline std::uint64_t last_dim(const workloads::Shape& shape) {
+  return shape.empty() ? 1 : static_cast<std::uint64_t>(shape.back());
+}
+
 // Element count of dimensions [from, to) of a shape.
 std::int64_t product(const workloads::Shape& shape, std::size_t from, std::size_t to);
 

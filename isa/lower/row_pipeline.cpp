@@ -71,10 +71,15 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
     if (!p.preloads.empty()) {
       const Handoff ready = pool.handoff({dmas.front()}, vpu);
       for (const Preload& pre : p.preloads) {
-        e.dma(0,
-              Transfer{
-                  false, {pre.tensor->space, pre.tensor->base}, pre.at, pre.bytes, {1}, {0}, {0}});
-        hbm_bytes += pre.bytes;
+        // A one-element operand (a scalar []) fills the whole row: one element repeated by a
+        // zero source stride.
+        const std::uint64_t elem = dtype_bytes(pre.tensor->dtype);
+        const bool broadcast =
+            product(pre.tensor->shape, 0, pre.tensor->shape.size()) == 1 && pre.bytes > elem;
+        const Address src{pre.tensor->space, pre.tensor->base};
+        e.dma(0, broadcast ? Transfer{false, src, pre.at, elem, {pre.bytes / elem}, {0}, {elem}}
+                           : Transfer{false, src, pre.at, pre.bytes, {1}, {0}, {0}});
+        hbm_bytes += broadcast ? elem : pre.bytes;
       }
       ready.post(e);
       ready.take(e);

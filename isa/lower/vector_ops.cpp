@@ -20,7 +20,7 @@ struct Matrix {
 };
 
 Matrix as_matrix(const TensorPlacement& t) {
-  return Matrix{matrix_rows(t), static_cast<std::uint64_t>(t.shape.back()), t.dtype};
+  return Matrix{matrix_rows(t), last_dim(t.shape), t.dtype};
 }
 
 RowInput tile_input(const Matrix& m) {
@@ -79,7 +79,7 @@ void lower_elementwise(OpContext& ctx) {
   const OpKind kind = ctx.op.kind;
   const TensorPlacement& x = *ctx.inputs[0];
   const TensorPlacement& out = *ctx.output;
-  const std::uint64_t cols = static_cast<std::uint64_t>(out.shape.back());
+  const std::uint64_t cols = last_dim(out.shape);
   const std::uint64_t rows = rows_of(out);
   OnChip vmem = ctx.vmem();
   RowPipeline p;

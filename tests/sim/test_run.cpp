@@ -240,6 +240,29 @@ ops:
   CHECK(o.worst == 0.0);
 }
 
+TEST_CASE("run: scalar tensors: a scalar operand broadcasts over rows, a scalar relu runs",
+          "[run]") {
+  // The scalar is one element in HBM: the row it is added to must see it in every column (a
+  // run that read the neighbouring bytes as the rest of the row would differ after column 0).
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: scalars
+dtype: bf16
+tensors:
+  - {name: x, shape: [4, 256], role: input}
+  - {name: s, shape: [], role: weight}
+  - {name: t, shape: [], role: input}
+  - {name: y, shape: [4, 256], role: output}
+  - {name: z, shape: [], role: output}
+ops:
+  - {name: a, op: add, inputs: [x, s]}
+  - {name: y, op: mul, inputs: [a, s]}
+  - {name: z, op: relu, inputs: [t]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 4 * 256 + 1);
+  CHECK(o.worst < 1.0 / 64);
+}
+
 TEST_CASE("run: depthwise convolution, relu6 and pools on the vector unit match the reference",
           "[run]") {
   const Outcome o = run_and_compare("tpu-v4i", R"(name: depthwise
