@@ -399,7 +399,8 @@ void Builder::read_op(const YAML::Node& node, Scope& scope) {
     }
     case OpKind::kLayerNorm:
       a.epsilon = r.number_or("epsilon", a.epsilon);
-      if (op.inputs.size() == 1 && !x.empty()) {
+      if (op.inputs.size() == 1) {
+        if (x.empty()) r.fail("inputs", "x must have rank >= 1 (it normalises its last dimension)");
         implicit_weight("gamma", {x.back()});
         implicit_weight("beta", {x.back()});
       }

@@ -188,6 +188,11 @@ TEST_CASE("yaml: bad input gives one line at file:line:col", "[workloads][yaml][
   CHECK(error_of(head + "  - {name: l, op: linear, inputs: [x]}\n") ==
         "g.yaml:4:5: op 'l' (linear): features: missing: with one input, linear declares its "
         "weight [K, features]");
+  // A scalar has no last dimension to normalise (not "expects 3 inputs").
+  const std::string scalar = "tensors:\n  - {name: s, shape: [], role: input}\nops:\n";
+  CHECK(error_of(scalar + "  - {name: n, op: layernorm, inputs: [s]}\n") ==
+        "g.yaml:4:38: op 'n' (layernorm): inputs: x must have rank >= 1 (it normalises its last "
+        "dimension)");
 }
 
 TEST_CASE("yaml: YAML-level problems are refused", "[workloads][yaml][errors]") {
