@@ -68,7 +68,9 @@ class Parser {
   [[noreturn]] void fail(int column, const std::string& message) const {
     SourceLocation at = where_;
     if (at.line > 0) at.column += column;
-    throw ConfigError(at, "constraints", message + " in '" + text_ + "'");
+    // The column points into the constraint; a long one is quoted by its start only.
+    const std::string quoted = text_.size() <= 80 ? text_ : text_.substr(0, 77) + "...";
+    throw ConfigError(at, "constraints", message + " in '" + quoted + "'");
   }
 
   void tokenize() {
@@ -150,20 +152,26 @@ class Parser {
   }
 
   std::unique_ptr<Node> parse_unary() {
-    if (at_word("not")) {
-      next();
-      auto node = std::make_unique<Node>();
-      node->kind = Node::Kind::kNot;
-      node->children.push_back(parse_unary());
+    if (at_word("not") || peek().kind == Token::Kind::kOpen) {
+      // Bounded, so a deeply nested constraint cannot exhaust the stack.
+      if (++nesting_ > kMaxNesting)
+        fail(peek().column, "constraint nested too deeply (more than " +
+                                std::to_string(kMaxNesting) + " 'not' and parentheses)");
+      std::unique_ptr<Node> node;
+      if (at_word("not")) {
+        next();
+        node = std::make_unique<Node>();
+        node->kind = Node::Kind::kNot;
+        node->children.push_back(parse_unary());
+      } else {
+        next();
+        node = parse_or();
+        if (peek().kind != Token::Kind::kClose)
+          fail(peek().column, "expected ')', found '" + peek().text + "'");
+        next();
+      }
+      --nesting_;
       return node;
-    }
-    if (peek().kind == Token::Kind::kOpen) {
-      next();
-      auto inner = parse_or();
-      if (peek().kind != Token::Kind::kClose)
-        fail(peek().column, "expected ')', found '" + peek().text + "'");
-      next();
-      return inner;
     }
     auto node = std::make_unique<Node>();
     node->lhs = operand();
@@ -219,6 +227,8 @@ class Parser {
   const SourceLocation& where_;
   const std::vector<std::string>& keys_;
   std::vector<Token> tokens_;
+  static constexpr int kMaxNesting = 200;
+  int nesting_ = 0;
   std::size_t pos_ = 0;
 };
 

@@ -196,6 +196,12 @@ TEST_CASE("sweep: malformed files name file:line:col and the key", "[sweep]") {
     std::string message;
   };
   const std::string head = "chip: c\nworkloads: w\n";
+  std::string deep_not, deep_paren = "a == 1";
+  for (int i = 0; i < 201; ++i) {
+    deep_not += "not ";
+    deep_paren = "(" + deep_paren + ")";
+  }
+  deep_not += "a == 1";
   const Case cases[] = {
       {head + "axis:\n  a: [1]\n", "axis", "s.yaml:3:1: axis: unknown key (did you mean 'axes'?)"},
       {"workloads: w\n", "", "s.yaml:1:1: chip: missing"},
@@ -222,6 +228,13 @@ TEST_CASE("sweep: malformed files name file:line:col and the key", "[sweep]") {
       {head + "axes: {a: [1]}\nconstraints: ['a == 1']\n", "a == 1'", ""},
       {head + "axes: {d: [ws, os]}\nconstraints: [d < 'os']\n", "d < ",
        "cannot order 'ws' < 'os': only numbers are ordered"},
+      // Nesting is bounded (a deeper one exhausted the stack); a long constraint is quoted by
+      // its first 77 characters.
+      {head + "axes: {a: [1]}\nconstraints: [" + deep_not + "]\n", "not a == 1",
+       "nested too deeply (more than 200 'not' and parentheses) in '" + deep_not.substr(0, 77) +
+           "...'"},
+      {head + "axes: {a: [1]}\nconstraints: [" + deep_paren + "]\n", "(a == 1",
+       "nested too deeply"},
   };
   for (const Case& c : cases) {
     INFO(c.text);
