@@ -1,10 +1,12 @@
 #include "isa/assembler.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "isa/assembler_impl.h"
 #include "isa/text_util.h"
+#include "sim/base/input_file.h"
 
 namespace tpusim::isa {
 namespace detail {
@@ -276,13 +278,25 @@ Program assemble_text(std::string_view text, const std::string& file_name) {
   return as.finish();
 }
 
+std::uint64_t max_program_file_bytes(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) ? std::uint64_t{2} << 30
+                                                    : std::uint64_t{64} << 20;
+}
+
 Program assemble_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AsmError(SourceLocation{path, 0, 0}, "cannot open file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw AsmError(SourceLocation{path, 0, 0}, "cannot read file");
-  return assemble_text(buf.str(), path);
+  std::string text;
+  switch (read_input_file(path, max_program_file_bytes(path), text)) {
+    case ReadStatus::kOk:
+      break;
+    case ReadStatus::kCannotOpen:
+      throw AsmError(SourceLocation{path, 0, 0}, "cannot open file");
+    case ReadStatus::kTooLarge:
+      throw AsmError(SourceLocation{path, 0, 0}, "too large for a program file");
+    case ReadStatus::kCannotRead:
+      throw AsmError(SourceLocation{path, 0, 0}, "cannot read file");
+  }
+  return assemble_text(text, path);
 }
 
 }  // namespace tpusim::isa

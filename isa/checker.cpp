@@ -153,6 +153,31 @@ class Checker {
     for (std::size_t k = 0; k < d.dims; ++k) positive(i, "every count", d.count[k]);
     range(i, "src", d.src, dma_extent(d, d.src_stride));
     range(i, "dst", d.dst, dma_extent(d, d.dst_stride));
+    dma_dst_disjoint(i, d);
+  }
+
+  // Rule 5 for DMA: the runs written never overlap. Taken from the smallest stride up, each
+  // dimension that repeats must step past everything the dimensions inside it cover. (This also
+  // bounds a transfer by its destination's capacity: a zero-stride destination repeated 2^64
+  // times is refused, not simulated for ever.)
+  void dma_dst_disjoint(std::size_t i, const DmaInstr& d) const {
+    const std::size_t dims = std::min<std::size_t>(d.dims, kMaxDmaDims);
+    std::array<std::size_t, kMaxDmaDims> order{};
+    for (std::size_t k = 0; k < dims; ++k) {  // insertion sort by stride: at most four
+      std::size_t j = k;
+      for (; j > 0 && d.dst_stride[order[j - 1]] > d.dst_stride[k]; --j) order[j] = order[j - 1];
+      order[j] = k;
+    }
+    u128 covered = d.elem_bytes;
+    for (std::size_t j = 0; j < dims; ++j) {
+      const std::size_t k = order[j];
+      if (d.count[k] <= 1) continue;
+      if (d.dst_stride[k] < covered)
+        fail(i, "dst_stride[" + std::to_string(k) + "] " + std::to_string(d.dst_stride[k]) +
+                    " is less than the " + hex128(covered) +
+                    " bytes its inner dimensions write: the runs written would overlap");
+      covered += u128{d.count[k] - 1u} * d.dst_stride[k];
+    }
   }
 
   void check_lw(std::size_t i, const Instruction& inst, const MxuLoadWeights& w) {

@@ -13,6 +13,7 @@
 
 #include "isa/assembler.h"
 #include "isa/binary.h"
+#include "sim/base/input_file.h"
 
 namespace tpusim::isa {
 namespace {
@@ -32,15 +33,18 @@ Program read_program_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw file_error(path, "is a directory, not a program");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw file_error(path, "cannot open file");
-  std::vector<std::uint8_t> bytes;
-  try {
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::exception&) {
-    throw file_error(path, "cannot read file");
+  std::string text;
+  switch (read_input_file(path, max_program_file_bytes(path), text)) {
+    case ReadStatus::kOk:
+      break;
+    case ReadStatus::kCannotOpen:
+      throw file_error(path, "cannot open file");
+    case ReadStatus::kTooLarge:
+      throw file_error(path, "too large for a program file");
+    case ReadStatus::kCannotRead:
+      throw file_error(path, "cannot read file");
   }
-  if (in.bad()) throw file_error(path, "cannot read file");
+  const std::vector<std::uint8_t> bytes(text.begin(), text.end());
   bool magic = bytes.size() >= 4 && std::memcmp(bytes.data(), kBinaryMagic, 4) == 0;
   Program program =
       magic || ends_with(path, ".tbin")

@@ -86,16 +86,16 @@ def main():
 
     print(f"{'app':6s} {'TPUv1 TOPS':>10s} {'tpusim TOPS':>11s} {'time ratio':>10s} "
           f"{'HBM MiB':>8s} {'weights MiB':>11s}")
-    errors = []
+    ratios = []
     for app, hw, ours, report in table:
         ratio = hw / ours  # the same work: times are in inverse proportion to throughput
-        errors.append(ratio)
+        ratios.append(ratio)
         traffic = sum(report["traffic_bytes"].get(k, 0) for k in ("hbm_read", "hbm_write"))
         weights = report["macs"] / batch[app]  # an FC layer's MACs are batch x its weights
         print(f"{app:6s} {hw:10.1f} {ours:11.2f} {ratio:10.2f} {traffic / 2**20:8.2f} "
               f"{weights / 2**20:11.2f}")
-    mean = sum(abs(r - 1) for r in errors) / len(errors)
-    geo = math.exp(sum(math.log(r) for r in errors) / len(errors))
+    mean = sum(abs(r - 1) for r in ratios) / len(ratios)
+    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     print(f"\nmean |err| of the time {100 * mean:.1f}%, geomean time ratio {geo:.2f}")
 
 

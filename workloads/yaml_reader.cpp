@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include "sim/base/input_file.h"
 #include "workloads/suggest.h"
 
 namespace tpusim::workloads {
@@ -127,6 +128,10 @@ YAML::Node load_single_document(std::string_view text, const std::string& file) 
   if (text.size() > kMaxYamlBytes)
     throw WorkloadError(SourceLocation{file, 0, 0},
                         "file is larger than 16 MiB (" + std::to_string(text.size()) + " bytes)");
+  if (const std::size_t bad = invalid_utf8_offset(text); bad != std::string_view::npos) {
+    const auto [line, column] = line_column_of(text, bad);
+    throw WorkloadError(SourceLocation{file, line, column}, "not UTF-8 text");
+  }
   const std::string owned(text);
   try {
     {

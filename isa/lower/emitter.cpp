@@ -27,6 +27,7 @@ void Emitter::emit(InstrBody body) { insert(program_.instructions.size(), std::m
 
 void Emitter::insert(std::size_t index, InstrBody body) {
   assert(!program_.ops.empty() && index <= program_.instructions.size());
+  if (program_.instructions.size() >= kMaxInstructions) throw ProgramTooLarge();
   Instruction inst;
   inst.core = core_;
   inst.op = static_cast<std::uint32_t>(program_.ops.size() - 1);

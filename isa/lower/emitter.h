@@ -27,8 +27,16 @@ struct Transfer {
   }
 };
 
+// Thrown when a program would exceed Emitter::kMaxInstructions (the operator lowering names
+// the operator).
+struct ProgramTooLarge {};
+
 class Emitter {
  public:
+  // About 3.5 times the largest sample's program (resnet50-b8 on gemmini-16x16: 4.5 M
+  // instructions, 2 GB while compiling); a graph beyond it is refused before it exhausts memory.
+  static constexpr std::size_t kMaxInstructions = 16'000'000;
+
   explicit Emitter(const ChipSpec& chip);
 
   const ChipSpec& chip() const { return chip_; }

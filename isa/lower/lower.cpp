@@ -1,5 +1,6 @@
-// The lowering driver: operand types, HBM layout (halos, aliases, constants), epilogue fusion,
-// and one schedule per operator separated by barriers (README "Program structure").
+// The lowering driver: operand types, tensor placement (HBM layout with halos, aliases and
+// constants; activations kept in vmem), epilogue fusion, and one schedule per operator
+// (README "Program structure").
 
 #include "isa/lower/lower.h"
 
@@ -116,34 +117,54 @@ struct Halo {
 };
 
 // compiler.activations: vmem. The outputs of operators that only later operators read (role
-// activation, stored without a halo, neither a reshape alias nor aliased) are placed, first fit
-// over their live ranges (from the operator that writes one to the last that reads it), in a
-// region of at most half of vector memory; one that does not fit stays in HBM. Returns the
-// region's size, a multiple of 4 KiB, which sits at the top of vmem: the operators plan their
-// buffers below it. Reusing a region slot is safe under operator overlap: the overlap check sees
-// vmem as it sees HBM (overlap.cpp).
-std::uint64_t keep_activations_in_vmem(const Graph& graph, const std::vector<TensorId>& result,
-                                       const std::vector<bool>& fused,
-                                       const std::vector<std::vector<std::size_t>>& readers,
-                                       std::deque<TensorPlacement>& placed,
-                                       std::uint64_t vmem_capacity) {
+// activation, stored without a halo, neither a reshape alias nor aliased, not read by an
+// element-wise gather, which is slower through vmem ports than through HBM) are placed, first fit
+// over their live ranges (from the operator that writes one to the last that reads it), in the
+// top half of vector memory, counted down from its top; one that does not fit stays in HBM.
+// Tensors in `evicted` stay in HBM (an operator did not fit beside them, see lower()). Sets, per
+// operator, the bytes at the top that slots live while it runs hold (its neighbours may run
+// beside it: their slots count too); the operator plans its buffers below them. Reusing a slot
+// is safe under operator overlap: the overlap check sees vmem as it sees HBM (overlap.cpp).
+struct KeptActivations {
+  std::vector<std::uint64_t> above;  // per operator
+  struct Range {
+    TensorId tensor;
+    std::size_t first_op, last_op;  // the operators whose buffers must stay below it
+  };
+  std::vector<Range> ranges;
+};
+
+KeptActivations keep_activations_in_vmem(const Graph& graph, const std::vector<TensorId>& result,
+                                         const std::vector<bool>& fused,
+                                         const std::vector<std::vector<std::size_t>>& readers,
+                                         const std::set<TensorId>& evicted,
+                                         std::deque<TensorPlacement>& placed,
+                                         std::uint64_t vmem_capacity) {
   constexpr std::uint64_t kAlign = 4096;
   const std::uint64_t budget = vmem_capacity / 2 / kAlign * kAlign;
   std::set<std::string> aliased;
   for (const TensorPlacement& p : placed)
     if (!p.alias_of.empty()) aliased.insert(p.alias_of);
-  struct Slot {
-    std::uint64_t offset, bytes;
-    std::size_t last_reader;
+  const auto gathered = [&](TensorId t) {
+    for (std::size_t j : readers[t]) {
+      const Op& op = graph.ops[j];
+      if (op.kind == OpKind::kTranspose ||
+          (op.kind == OpKind::kMatmul && op.attrs.transpose_a && op.inputs[0] == t))
+        return true;
+    }
+    return false;
   };
-  std::vector<Slot> live;
-  std::vector<std::pair<TensorId, std::uint64_t>> kept;  // tensor, offset in the region
-  std::uint64_t peak = 0;
+  struct Slot {
+    std::uint64_t offset, bytes;  // from the top of vmem down
+    std::size_t from, last_reader;
+  };
+  std::vector<Slot> live, all;
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {
     const TensorId t = result[i];
     TensorPlacement& p = placed[t];
     if (fused[i] || readers[t].empty() || p.role != TensorRole::kActivation ||
-        p.storage != p.shape || !p.alias_of.empty() || aliased.count(p.name))
+        p.storage != p.shape || !p.alias_of.empty() || aliased.count(p.name) || gathered(t) ||
+        evicted.count(t))
       continue;
     // Slots whose tensor operator i no longer reads are free (one it reads is still live).
     live.erase(
@@ -158,16 +179,29 @@ std::uint64_t keep_activations_in_vmem(const Graph& graph, const std::vector<Ten
       at = std::max(at, s.offset + s.bytes);
     }
     if (at + bytes > budget) continue;
-    live.push_back(Slot{at, bytes, *std::max_element(readers[t].begin(), readers[t].end())});
-    kept.emplace_back(t, at);
-    peak = std::max(peak, at + bytes);
+    const Slot slot{at, bytes, i, *std::max_element(readers[t].begin(), readers[t].end())};
+    live.push_back(slot);
+    all.push_back(slot);
+    p.space = Space::kVmem;
+    p.base = vmem_capacity - (at + bytes);
   }
-  for (const auto& [t, offset] : kept) {
-    placed[t].space = Space::kVmem;
-    placed[t].base = vmem_capacity - peak + offset;
+  KeptActivations kept;
+  kept.above.assign(graph.ops.size(), 0);
+  for (const Slot& s : all) {
+    const std::size_t first = s.from > 0 ? s.from - 1 : 0;
+    const std::size_t last = std::min(s.last_reader + 1, graph.ops.size() - 1);
+    kept.ranges.push_back({result[s.from], first, last});
+    for (std::size_t i = first; i <= last; ++i)
+      kept.above[i] = std::max(kept.above[i], s.offset + s.bytes);
   }
-  return peak;
+  return kept;
 }
+
+// An operator did not fit the vmem below the activations kept while it runs: lower() starts
+// again with these left in HBM.
+struct EvictAndRetry {
+  std::vector<TensorId> tensors;
+};
 
 // The operator's own lowering, by kind.
 void lower_op(OpContext& ctx, const LowerOptions& options) {
@@ -214,7 +248,10 @@ void lower_op(OpContext& ctx, const LowerOptions& options) {
 
 }  // namespace
 
-Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& options) {
+namespace {
+
+Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions& options,
+                   const std::set<TensorId>& evicted) {
   Lowered out;
   out.mxu_dtype = choose_mxu_dtype(graph, chip, out.dtype_note);
   const std::optional<DType> graph_dtype = graph_mxu_dtype(graph);
@@ -330,17 +367,29 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
   }
   std::map<std::string, std::size_t> index_of;
   for (std::size_t i = 0; i < placed.size(); ++i) index_of[placed[i].name] = i;
-  // The operators plan their buffers in the vmem below the activations kept there.
-  ChipSpec planned = chip;
+  // Each operator plans its buffers in the vmem below the activations kept there while it runs.
+  KeptActivations kept;
+  kept.above.assign(graph.ops.size(), 0);
   if (chip.compiler.activations == ActivationHome::kVmem) {
-    out.vmem_activation_bytes = keep_activations_in_vmem(graph, result, fused, readers, placed,
-                                                         chip.core.vmem.capacity.value());
-    planned.core.vmem.capacity = Bytes(chip.core.vmem.capacity.value() - out.vmem_activation_bytes);
+    kept = keep_activations_in_vmem(graph, result, fused, readers, evicted, placed,
+                                    chip.core.vmem.capacity.value());
+    out.vmem_activation_bytes = *std::max_element(kept.above.begin(), kept.above.end());
   }
+  const std::vector<std::uint64_t>& kept_above = kept.above;
   for (TensorPlacement& p : placed)
     if (p.alias_of.empty() && p.space == Space::kHbm) allocate(p);
   for (TensorPlacement& p : placed)
     if (!p.alias_of.empty()) p.base = placed[index_of[p.alias_of]].base;
+  // Checked before any instruction is emitted (a graph of terabytes would otherwise first build
+  // an enormous program) and again once the constants are placed.
+  const auto check_hbm_fits = [&](std::uint64_t bytes) {
+    if (bytes > chip.memory.capacity.value())
+      throw WorkloadError(graph.where, "graph '" + graph.name + "' needs " + std::to_string(bytes) +
+                                           " bytes of HBM; " + chip.name + " has " +
+                                           std::to_string(chip.memory.capacity.value()) +
+                                           " (memory.capacity)");
+  };
+  check_hbm_fits(next);
 
   Emitter e(chip);
   // Operator overlap (README "Operator overlap") needs one core: cores only meet at barriers.
@@ -348,8 +397,6 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
                        chip.core.sequencer.semaphores > kOperatorFences;
   const std::uint32_t op_semaphores =
       chip.core.sequencer.semaphores - (overlap ? kOperatorFences : 0);
-  const WindowLimits limits{planned.core.vmem.capacity.value(), chip.core.accmem.capacity.value(),
-                            op_semaphores};
   std::vector<Unit> units = dma_units(chip);
   for (Unit u : mxu_units(chip)) units.push_back(u);
   units.push_back(vpu_unit());
@@ -392,6 +439,10 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     }
     if (name != op.name) plan.notes = "fused: " + name;
     const OpPlan unplanned = plan;
+    ChipSpec planned = chip;
+    planned.core.vmem.capacity = Bytes(chip.core.vmem.capacity.value() - kept_above[i]);
+    const WindowLimits limits{planned.core.vmem.capacity.value(), chip.core.accmem.capacity.value(),
+                              op_semaphores};
     OpContext ctx{e,           planned, graph,         op,   {}, &placed[result[i]],
                   epilogue[i], nullptr, out.mxu_dtype, plan, {}};
     ctx.semaphores = op_semaphores;
@@ -422,9 +473,23 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
       ctx.base = base;
       ctx.used = {};
       e.begin_op(plan.kind, name);
-      lower_op(ctx, options);
+      try {
+        lower_op(ctx, options);
+      } catch (const ProgramTooLarge&) {
+        ctx.fail("the program would exceed " + std::to_string(Emitter::kMaxInstructions) +
+                 " instructions here; the workload is too large to lower");
+      }
     };
-    lower_at({});
+    try {
+      lower_at({});
+    } catch (const WorkloadError&) {
+      // Perhaps for want of the vmem the kept activations hold: try again without them.
+      if (kept_above[i] == 0) throw;
+      EvictAndRetry retry;
+      for (const KeptActivations::Range& r : kept.ranges)
+        if (r.first_op <= i && i <= r.last_op) retry.tensors.push_back(r.tensor);
+      throw retry;
+    }
     if (!overlap) {
       // Every core waits for every other before the next operator reads what this one wrote.
       for (std::uint16_t c = 0; c < chip.cores; ++c) {
@@ -474,15 +539,25 @@ Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& opti
     if (unfenced >= 0) e.wait(sequencer, static_cast<std::uint16_t>(unfenced), all);
     e.wait(sequencer, running->fence, all);
   }
-  if (next > chip.memory.capacity.value())
-    throw WorkloadError({}, "graph '" + graph.name + "' needs " + std::to_string(next) +
-                                " bytes of HBM; " + chip.name + " has " +
-                                std::to_string(chip.memory.capacity.value()));
+  check_hbm_fits(next);
   out.program = e.take();
   out.program.file_name = graph.name + " (lowered for " + chip.name + ")";
   out.tensors.assign(placed.begin(), placed.end());
   out.hbm_bytes = next;
   return out;
+}
+
+}  // namespace
+
+Lowered lower(const Graph& graph, const ChipSpec& chip, const LowerOptions& options) {
+  std::set<TensorId> evicted;
+  for (;;) {
+    try {
+      return lower_once(graph, chip, options, evicted);
+    } catch (const EvictAndRetry& retry) {
+      evicted.insert(retry.tensors.begin(), retry.tensors.end());
+    }
+  }
 }
 
 std::string explain(const Lowered& lowered, const ChipSpec& chip) {

@@ -254,6 +254,7 @@ NocSpec read_noc(ConfigReader r) {
 EnergySpec read_energy(ConfigReader r) {
   EnergySpec s;
   const std::string table = r.req<std::string>("table");
+  if (table.empty()) r.fail("table", "expected the path of an energy table file, got \"\"");
   // Relative to the file that names it, or to the working directory for a --set value. The
   // resolved config records the absolute path, so a saved `tpusim config` output loads anywhere.
   const SourceLocation where = r.where_of("table");

@@ -12,6 +12,8 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include "sim/base/input_file.h"
+
 namespace tpusim::config {
 namespace fs = std::filesystem;
 
@@ -187,23 +189,50 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t&
   return ConfigNode::null(where);
 }
 
+std::string hex_byte(char c) {
+  static const char kDigits[] = "0123456789ABCDEF";
+  const auto b = static_cast<unsigned char>(c);
+  return std::string("0x") + kDigits[b >> 4] + kDigits[b & 15];
+}
+
+// `text` with control characters and non-ASCII bytes as \n, \t or \xNN.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (b < 0x20 || b >= 0x7F) {
+      out += "\\x" + hex_byte(c).substr(2);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string read_text(const std::string& path, const SourceLocation& referenced_from) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw ConfigError(referenced_from.file.empty() ? SourceLocation{path} : referenced_from, "",
                       "'" + path + "' is a directory, not a config file");
-  if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) > kMaxFileBytes)
-    throw ConfigError(referenced_from.file.empty() ? SourceLocation{path} : referenced_from, "",
-                      "'" + path + "' is larger than 1 MiB; not a chip config");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const std::string why = fs::exists(path, ec) ? "cannot be read" : "no such file";
-    if (referenced_from.file.empty()) throw ConfigError(SourceLocation{path}, "", why);
-    throw ConfigError(referenced_from, "extends", "'" + path + "': " + why);
+  std::string text;
+  switch (read_input_file(path, kMaxFileBytes, text)) {
+    case ReadStatus::kOk:
+      break;
+    case ReadStatus::kTooLarge:
+      throw ConfigError(referenced_from.file.empty() ? SourceLocation{path} : referenced_from, "",
+                        "'" + path + "' is larger than 1 MiB; not a chip config");
+    case ReadStatus::kCannotOpen:
+    case ReadStatus::kCannotRead: {
+      const std::string why = fs::exists(path, ec) ? "cannot be read" : "no such file";
+      if (referenced_from.file.empty()) throw ConfigError(SourceLocation{path}, "", why);
+      throw ConfigError(referenced_from, "extends", "'" + path + "': " + why);
+    }
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return text;
 }
 
 std::string display_path(const fs::path& p) { return p.lexically_normal().generic_string(); }
@@ -304,6 +333,11 @@ bool valid_key_segment(const std::string& s) {
 }  // namespace
 
 ConfigNode parse_yaml(const std::string& text, const std::string& file) {
+  if (const std::size_t bad = invalid_utf8_offset(text); bad != std::string::npos) {
+    const auto [line, column] = line_column_of(text, bad);
+    throw ConfigError(SourceLocation{file, line, column}, "",
+                      "not UTF-8 text (byte " + hex_byte(text[bad]) + ")");
+  }
   if (text.find('\0') != std::string::npos)
     throw ConfigError(SourceLocation{file, 1, 1}, "", "not a YAML text file (contains NUL bytes)");
   YAML::Node doc;
@@ -356,7 +390,11 @@ void merge_into(ConfigNode& base, const ConfigNode& over) {
 }
 
 void apply_override(ConfigNode& root, const std::string& assignment) {
-  const SourceLocation where{"--set " + assignment};
+  // Errors quote the assignment on one line: control characters and bytes that are not UTF-8
+  // are escaped, and a value that is not UTF-8 is refused.
+  const SourceLocation where{"--set " + printable(assignment)};
+  if (invalid_utf8_offset(assignment) != std::string::npos)
+    throw ConfigError(where, "", "not UTF-8 text");
   const std::size_t eq = assignment.find('=');
   if (eq == std::string::npos) throw ConfigError(where, "", "expected key.path=value");
   const std::string path = assignment.substr(0, eq);

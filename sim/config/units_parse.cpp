@@ -169,19 +169,32 @@ Bandwidth parse_bandwidth(std::string_view text) {
   return Bandwidth::of_bytes_per_second(v * unit->scale);
 }
 
+// Upper bounds far above any chip's, low enough that sums of them stay finite and a run stays
+// within SystemC's time range (about 9,223 s at femtosecond resolution).
+constexpr double kMaxSeconds = 1.0, kMaxCycles = 1e9;
+constexpr double kMaxPicojoules = 1e6, kMaxWatts = 1e6;
+
 Duration parse_duration(std::string_view text) {
   auto [v, unit] = split(text, kDuration);
-  if (unit->scale < 0) return Duration::of_cycles(whole_count(v, text, "cycles"));
+  const bool cycles = unit->scale < 0;
+  if (cycles ? v > kMaxCycles : v * unit->scale > kMaxSeconds)
+    throw UnitError("expected a duration of at most 1 s (or 1e9 cycles), got \"" +
+                    std::string(text) + "\"");
+  if (cycles) return Duration::of_cycles(whole_count(v, text, "cycles"));
   return Duration::of_seconds(v * unit->scale);
 }
 
 Picojoules parse_energy(std::string_view text) {
   auto [v, unit] = split(text, kEnergy);
+  if (v * unit->scale > kMaxPicojoules)
+    throw UnitError("expected an energy of at most 1 uJ, got \"" + std::string(text) + "\"");
   return Picojoules(v * unit->scale);
 }
 
 Watts parse_power(std::string_view text) {
   auto [v, unit] = split(text, kPower);
+  if (v * unit->scale > kMaxWatts)
+    throw UnitError("expected a power of at most 1000 kW, got \"" + std::string(text) + "\"");
   return Watts(v * unit->scale);
 }
 

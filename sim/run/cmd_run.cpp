@@ -22,9 +22,12 @@ namespace tpusim::sim {
 namespace {
 
 // Names each tensor's HBM bytes, so the program text reads `src=conv1.w+256`, not a number.
+// Activations kept in vmem get none: their slots are reused, and the disassembler would name an
+// address by the first tensor ever placed there.
 void add_regions(isa::Lowered& lowered) {
   std::set<std::string> used;
   for (const isa::TensorPlacement& t : lowered.tensors) {
+    if (t.space != isa::Space::kHbm) continue;
     std::string name;
     for (char c : t.name) name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') ? c : '_';
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || name[0] == '.') name = "t_" + name;
@@ -32,8 +35,8 @@ void add_regions(isa::Lowered& lowered) {
     std::string unique = name;
     for (int i = 2; used.count(unique); ++i) unique = name + "_" + std::to_string(i);
     used.insert(unique);
-    lowered.program.regions.push_back(
-        isa::Region{unique, t.space, t.base, std::max<std::uint64_t>(1, t.storage_bytes()), 0});
+    lowered.program.regions.push_back(isa::Region{
+        unique, isa::Space::kHbm, t.base, std::max<std::uint64_t>(1, t.storage_bytes()), 0});
   }
 }
 

@@ -1,5 +1,6 @@
 #include "sim/run/functional_io.h"
 
+#include <cassert>
 #include <cstring>
 #include <filesystem>
 
@@ -109,6 +110,7 @@ void write_tensors(models::BackingStore& store, const isa::Lowered& lowered, con
     if (!t.alias_of.empty()) continue;
     const bool padded = t.storage != t.shape;
     if (t.init == TensorInit::kNone && !padded) continue;
+    assert(t.space == isa::Space::kHbm);  // only activations are kept in vmem, never these
     const std::uint64_t e = dtype_bytes(t.dtype);
     std::vector<std::uint8_t> bytes(t.storage_bytes());
     // The halo (and, for constants, everything) holds the fill value.
@@ -135,6 +137,7 @@ void dump_tensors(models::BackingStore& store, const isa::Lowered& lowered, cons
   for (const TensorPlacement& t : lowered.tensors) {
     const bool output = t.role == workloads::TensorRole::kOutput;
     if (!output && !data.generated.count(t.name)) continue;
+    assert(t.space == isa::Space::kHbm);  // graph inputs and outputs stay in HBM
     const std::uint64_t e = dtype_bytes(t.dtype);
     std::vector<std::uint8_t> bytes(t.storage_bytes());
     store.read(t.base, bytes.data(), bytes.size());

@@ -21,6 +21,8 @@ namespace tpusim::sim {
 
 namespace {
 
+constexpr double kMaxSimulatedSeconds = 9000.0;
+
 std::uint64_t peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -88,6 +90,12 @@ int simulate(const SimulateRequest& request) {
   const models::RunResult result = model.run();
   // An error a unit met while running (not implemented, say) ends the run with its own kind.
   if (failure) std::rethrow_exception(failure);
+  // SystemC's time saturates at 2^63 fs (about 9,223 s) instead of overflowing: a run that
+  // gets near it would report a wrong time.
+  if (sc_core::sc_time_stamp().to_seconds() >= kMaxSimulatedSeconds)
+    throw InputError("the simulated time passed " + std::to_string(int(kMaxSimulatedSeconds)) +
+                     " s, near the limit of SystemC's time (about 9,223 s): the settings make "
+                     "the run too slow to simulate (memory.bandwidth, latencies)");
   vcd.reset();  // writes the closing time stamp
   if (vcd_file.is_open() && !vcd_file.flush()) throw InputError(watch.vcd + ": cannot write file");
   if (watch.show) {

@@ -72,6 +72,28 @@ TEST_CASE("checker: DMA extents at the last valid byte and one past it", "[isa][
             .find("beyond 2^64, beyond memory.capacity") != std::string::npos);
 }
 
+TEST_CASE("checker: DMA destinations never overlap themselves (rule 5)", "[isa][checker]") {
+  // From the smallest stride up, a repeated dimension steps at least past what it contains.
+  const std::string load = "load dma0 dst=vmem:0 src=hbm:0 elem=4 ";
+  CHECK(check_err(load + "count=[3,2] dst_stride=[8,4]\n") == kOk);  // dense
+  CHECK(check_err(load + "count=[2,3] dst_stride=[4,8]\n") == kOk);  // interleaved columns
+  CHECK(check_err(load + "count=[1,2] dst_stride=[0,4]\n") == kOk);  // a count of 1 never steps
+  CHECK(check_err(load + "count=[2] dst_stride=[3]\n") ==
+        "t.tasm:2:1: load: dst_stride[0] 3 is less than the 4 bytes its inner dimensions write: "
+        "the runs written would overlap");
+  // Inside: 3 runs 8 apart cover 2 * 8 + 4 = 20 bytes, so the outer stride needs 20.
+  CHECK(check_err(load + "count=[2,3] dst_stride=[20,8]\n") == kOk);
+  CHECK(check_err(load + "count=[2,3] dst_stride=[19,8]\n") ==
+        "t.tasm:2:1: load: dst_stride[0] 19 is less than the 20 bytes its inner dimensions write: "
+        "the runs written would overlap");
+  // A zero-stride destination repeated 65535^4 times was simulated for ever; sources may repeat.
+  CHECK(check_err(load +
+                  "count=[65535,65535,65535,65535] src_stride=[0,0,0,0] dst_stride=[0,0,0,0]\n") ==
+        "t.tasm:2:1: load: dst_stride[0] 0 is less than the 4 bytes its inner dimensions write: "
+        "the runs written would overlap");
+  CHECK(check_err(load + "count=[4] src_stride=[0] dst_stride=[4]\n") == kOk);
+}
+
 TEST_CASE("checker: cmem only when the chip has one, within its capacity", "[isa][checker]") {
   CHECK(check_err("load dma0 dst=cmem:0 src=hbm:0 elem=4\n") ==
         "t.tasm:2:1: load: dst: this chip has no cmem (core.cmem.capacity is 0)");

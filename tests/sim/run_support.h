@@ -66,13 +66,14 @@ inline Outcome run_and_compare(const std::string& chip, const std::string& graph
 
 // `tpusim compile` of a graph: the program text (`.tasm`), or with explain the plan per operator.
 inline std::string compile_text(const std::string& chip, const std::string& graph_text,
-                                bool explain) {
+                                bool explain, const std::string& extra = "") {
   TempDir dir;
   const std::string graph_path = dir.write("graph.yaml", graph_text);
   const std::string out = dir.path(explain ? "explain.txt" : "program.tasm");
-  const std::string command =
-      "cd '" TPUSIM_SOURCE_DIR "' && '" TPUSIM_EXE "' compile -c " + chip + " -w '" + graph_path +
-      "' " + (explain ? "--explain > '" + out + "'" : "-o '" + out + "'") + " 2> /dev/null";
+  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && '" TPUSIM_EXE "' compile -c " + chip +
+                              " " + extra + " -w '" + graph_path + "' " +
+                              (explain ? "--explain > '" + out + "'" : "-o '" + out + "'") +
+                              " 2> /dev/null";
   REQUIRE(std::system(command.c_str()) == 0);
   return slurp(out);
 }

@@ -2,10 +2,12 @@
 // memory: the HBM traffic becomes the graph's inputs, weights and outputs alone, and the results
 // do not change by a bit.
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -53,7 +55,7 @@ json run_report(const TempDir& dir, const std::string& graph, const std::string&
   return json::parse(slurp(out + "/report.json"));
 }
 
-// The output files of a functional run, byte for byte.
+// The files a functional run dumps (its generated inputs and its outputs), byte for byte.
 std::string functional_outputs(const TempDir& dir, const std::string& graph,
                                const std::string& extra) {
   const std::string graph_path = dir.write("graph.yaml", graph);
@@ -63,7 +65,13 @@ std::string functional_outputs(const TempDir& dir, const std::string& graph,
       "cd '" TPUSIM_SOURCE_DIR "' && '" TPUSIM_EXE "' run -q -c tpu-v4i -w '" + graph_path +
       "' --functional --seed 3 --dump '" + dump + "' " + extra + " > /dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
-  return slurp(dump + "/y.npy");
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dump))
+    files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const std::string& f : files) all += f.substr(dump.size()) + ":" + slurp(f);
+  return all;
 }
 
 }  // namespace
@@ -83,9 +91,8 @@ TEST_CASE("activations: kept in vmem, HBM moves only the inputs, weights and out
   CHECK(kept["cycles"].get<std::uint64_t>() < hbm["cycles"].get<std::uint64_t>());
 
   // First fit over live ranges: layer 1 reads h.0 while writing h.1 (two slots); layer 2 writes
-  // h.2 where h.0 was, which layer 1, still running beside it, may be reading: the overlap check
-  // must hold it back (the functional test below would see the clobbered values).
-  const std::string plan = compile_text("tpu-v4i " + std::string(kKeep), kMlp, true);
+  // h.2 where h.0 was (test_overlap.cpp checks that such a write waits for the reader).
+  const std::string plan = compile_text("tpu-v4i", kMlp, true, kKeep);
   CHECK(contains(plan, "activations kept in vmem (compiler.activations): " +
                            std::to_string(2 * act) + " bytes at its top"));
   CHECK_FALSE(contains(compile_text("tpu-v4i", kMlp, true), "activations kept in vmem"));
@@ -104,9 +111,9 @@ TEST_CASE("activations: kept in vmem, outputs equal those through HBM bit for bi
 }
 
 TEST_CASE("activations: every operator kind reads and writes them in vmem correctly", "[run]") {
-  // Vector-unit rows (add, softmax, layernorm, gelu), copies (transpose, concat), an unpadded
-  // convolution and pools: the padded tensor and the reshape alias stay in HBM.
-  const Outcome o = run_and_compare("tpu-v4i", R"(name: kinds
+  // Vector-unit rows (add, softmax, layernorm, gelu), copies (concat), an unpadded convolution
+  // and pools: the padded tensor, the reshape alias and the transposed tensor stay in HBM.
+  const std::string kinds = R"(name: kinds
 dtype: bf16
 tensors:
   - {name: img, shape: [2, 9, 9, 16], role: input}
@@ -123,12 +130,43 @@ ops:
   - {name: r1, op: reshape, inputs: [p1], shape: [2, 16, 64]}
   - {name: r2, op: reshape, inputs: [r1], shape: [2, 4, 4, 64]}
   - {name: y, op: avg_pool, inputs: [r2], kernel: 2, stride: 2}
-)",
-                                    kKeep);
+)";
+  CHECK(contains(compile_text("tpu-v4i", kinds, true, kKeep), "activations kept in vmem"));
+  const Outcome o = run_and_compare("tpu-v4i", kinds, kKeep);
   REQUIRE(o.exit_code == 0);
   CHECK(o.nonzero > 0);
   CHECK(o.compared == 2 * 2 * 2 * 64);
   CHECK(o.worst < 1.0 / 32);
+}
+
+TEST_CASE("activations: an operator that needs the vmem they hold gets it back", "[run]") {
+  // a and b (256 KiB each) fill the kept half of a 1 MiB vmem while y1 runs, and y2 runs beside
+  // y1. A layernorm over 8192 values fits the other half; over 16384 (64 KiB rows, double
+  // buffered, with fp32 scratch) it does not, and a and b go back to HBM.
+  const auto graph = [](int width) {
+    return std::string(R"(name: evict
+dtype: fp32
+tensors:
+  - {name: x, shape: [32, 2048], role: input}
+  - {name: z, shape: [2, )") +
+           std::to_string(width) + R"(], role: input}
+  - {name: y1, role: output}
+  - {name: y2, role: output}
+ops:
+  - {name: a, op: relu, inputs: [x]}
+  - {name: b, op: relu, inputs: [a]}
+  - {name: y1, op: add, inputs: [a, b]}
+  - {name: y2, op: layernorm, inputs: [z]}
+)";
+  };
+  const std::string small = " --set core.vmem.capacity=1MiB";
+  CHECK(contains(compile_text("tpu-v4i", graph(8192), true, kKeep + small),
+                 "activations kept in vmem (compiler.activations): 524288 bytes"));
+  CHECK_FALSE(
+      contains(compile_text("tpu-v4i", graph(16384), true, kKeep + small), "activations kept"));
+  TempDir dir;
+  const std::string through_hbm = functional_outputs(dir, graph(16384), small);
+  CHECK(functional_outputs(dir, graph(16384), kKeep + small) == through_hbm);
 }
 
 TEST_CASE("activations: vmem refuses a chip of several cores, naming the key", "[run][errors]") {

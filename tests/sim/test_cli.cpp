@@ -246,3 +246,44 @@ TEST_CASE("cli: unknown subcommands are named", "[cli]") {
   CHECK(unknown.exit_code == 2);
   CHECK_THAT(unknown.err, Catch::StartsWith("tpusim: error: unknown subcommand 'simulate'"));
 }
+
+TEST_CASE("cli: inputs found by fuzzing exit 2 with one line, and leave no report", "[cli]") {
+  TempDir dir;
+  // A device is cut off at the size limit instead of being read until memory runs out.
+  const std::string tbin = dir.path("x.tbin");
+  for (const std::string& args :
+       {std::string("validate /dev/zero"), "asm /dev/zero -o " + tbin,
+        std::string("disasm /dev/zero"), std::string("exec -c teach-4x4 /dev/zero")}) {
+    INFO(args);
+    const Result r = run_tpusim(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+  }
+  // Text that is not UTF-8 is refused where it is read (it used to fail writing the report).
+  const std::string text = replaced(kMinimalChip, "name: test-chip", "name: test-chip\xff");
+  const std::string path = write_chip(dir, text);
+  Result r = run_tpusim("validate '" + path + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "error: " + path + ":" + position_of(text, "\xff") + ": not UTF-8 text (byte 0xFF)\n");
+  // A --set value is quoted on one line, its newline escaped.
+  r = run_tpusim("validate teach-4x4 --set \"$(printf 'core.mxu.rows=4\\n---\\n8')\"");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("error: --set core.mxu.rows=4\\n---\\n8:"));
+  CHECK(r.err_lines() == 1);
+  r = run_tpusim("validate teach-4x4 --set 'energy.table=\"\"'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == 1);
+  CHECK_THAT(r.err, Catch::Contains("energy.table: expected the path of an energy table file"));
+  // A memory of 1 B/s needs about 786,432 s for this GEMM's 786,432 bytes: past SystemC's
+  // time range (9,223 s), which would saturate into a wrong figure.
+  const std::string out = dir.path("out");
+  r = run_tpusim(
+      "run -q -c tpu-v4i -w workloads/tpuv3/gemm_256x256x256.yaml --set "
+      "'memory.bandwidth=1 B/s' -o '" +
+      out + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == 1);
+  CHECK_THAT(r.err, Catch::Contains("the simulated time passed 9000 s"));
+  CHECK_FALSE(std::filesystem::exists(out + "/report.json"));
+}

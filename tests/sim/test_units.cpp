@@ -90,6 +90,18 @@ TEST_CASE("units: bare numbers, unknown units and nonsense are rejected by name"
   CHECK_THROWS_AS(parse_size("nan B"), UnitError);
   CHECK_THROWS_AS(parse_size(""), UnitError);
   CHECK_THROWS_AS(parse_bandwidth("614 GB"), UnitError);
+  // Upper bounds: at the bound accepted, above it refused (a run must stay inside SystemC's
+  // time range, and energy sums finite).
+  CHECK(parse_duration("1 s").seconds(Hertz(1e9)).value() == 1.0);
+  CHECK(parse_duration("1000000000 cycles").cycles(Hertz(1e9)).value() == 1000000000);
+  CHECK_THROWS_WITH(parse_duration("1001 ms"),
+                    "expected a duration of at most 1 s (or 1e9 cycles), got \"1001 ms\"");
+  CHECK_THROWS_AS(parse_duration("1000000001 cycles"), UnitError);
+  CHECK(parse_energy("1 uJ").value() == 1e6);
+  CHECK_THROWS_WITH(parse_energy("1.5 uJ"), "expected an energy of at most 1 uJ, got \"1.5 uJ\"");
+  CHECK(parse_power("1000 kW").value() == 1e6);
+  CHECK_THROWS_WITH(parse_power("1e300 kW"),
+                    "expected a power of at most 1000 kW, got \"1e300 kW\"");
   CHECK_THROWS_AS(parse_bandwidth("614 Gbps"), UnitError);
   CHECK_THROWS_WITH(parse_duration("1.5 cycles"),
                     "expected a whole number of cycles, got \"1.5 cycles\"");
