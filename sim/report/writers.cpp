@@ -130,7 +130,11 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   }
   std::error_code ec;
   std::filesystem::rename(temp, path, ec);
-  if (ec) throw InputError(path.string() + ": cannot write file (" + ec.message() + ")");
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    throw InputError(path.string() + ": cannot write file (" + ec.message() + ")");
+  }
 }
 
 std::string terminal_summary(const Report& r) {
@@ -331,9 +335,19 @@ void write_outputs(const std::string& dir, const Report& report, const models::T
   const std::string json_text = report_json(report);
   const std::string csv_text = ops_csv(report);
   const std::string trace_text = trace_json(trace, program);
-  write_file(d / "ops.csv", csv_text);
-  write_file(d / "trace.json", trace_text);
-  write_file(d / "report.json", json_text);  // last: its presence marks a complete run
+  // A failure part-way takes back what this call wrote, so no half of a run is left.
+  std::vector<std::filesystem::path> written;
+  try {
+    for (const auto& [name, text] :
+         {std::pair{"ops.csv", &csv_text}, std::pair{"trace.json", &trace_text},
+          std::pair{"report.json", &json_text}}) {  // last: it marks
+      write_file(d / name, *text);                  // a complete run
+      written.push_back(d / name);
+    }
+  } catch (const InputError&) {
+    for (const auto& path : written) std::filesystem::remove(path, ec);
+    throw;
+  }
 }
 
 }  // namespace tpusim::sim

@@ -277,13 +277,22 @@ TEST_CASE("cli: inputs found by fuzzing exit 2 with one line, and leave no repor
   CHECK_THAT(r.err, Catch::Contains("energy.table: expected the path of an energy table file"));
   // A memory of 1 B/s needs about 786,432 s for this GEMM's 786,432 bytes: past SystemC's
   // time range (9,223 s), which would saturate into a wrong figure.
+  // The folder held an earlier run's reports: they must not pass for this run's.
   const std::string out = dir.path("out");
-  r = run_tpusim(
-      "run -q -c tpu-v4i -w workloads/tpuv3/gemm_256x256x256.yaml --set "
-      "'memory.bandwidth=1 B/s' -o '" +
-      out + "'");
+  const std::string gemm = "run -q -c tpu-v4i -w workloads/tpuv3/gemm_256x256x256.yaml ";
+  REQUIRE(run_tpusim(gemm + "-o '" + out + "'").exit_code == 0);
+  REQUIRE(std::filesystem::exists(out + "/report.json"));
+  r = run_tpusim(gemm + "--set 'memory.bandwidth=1 B/s' -o '" + out + "'");
   CHECK(r.exit_code == 2);
   CHECK(r.err_lines() == 1);
   CHECK_THAT(r.err, Catch::Contains("the simulated time passed 9000 s"));
-  CHECK_FALSE(std::filesystem::exists(out + "/report.json"));
+  CHECK(std::filesystem::is_empty(out));
+  // A report that cannot be written takes back the files written before it.
+  std::filesystem::create_directories(out + "/report.json");
+  r = run_tpusim(gemm + "-o '" + out + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "error: " + out + "/report.json: cannot write file (Is a directory)\n");
+  CHECK_FALSE(std::filesystem::exists(out + "/ops.csv"));
+  CHECK_FALSE(std::filesystem::exists(out + "/trace.json"));
+  CHECK_FALSE(std::filesystem::exists(out + "/report.json.partial"));
 }
