@@ -93,7 +93,7 @@ class Checker {
     if (extent == 0) return;
     std::uint64_t cap = capacity(c_, a.space);
     if (a.space == Space::kCmem && cap == 0)
-      fail(i, what + ": this chip has no cmem (core.cmem.capacity is 0)");
+      fail(i, what + ": this chip has no cmem (no core.cmem section)");
     u128 end = u128{a.addr} + extent;
     if (end > cap) {
       fail(i, what + ": touches " + std::string(space_name(a.space)) + " bytes " +

@@ -11,6 +11,24 @@
 namespace tpusim::workloads {
 namespace {
 
+// A cell as an error message quotes it: its first 40 bytes, with control characters and bytes
+// outside ASCII written \xNN so the message stays one printable line (a NUL used to cut it).
+std::string shown(const std::string& cell) {
+  static const char kDigits[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : cell.substr(0, 40)) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b < 0x7F) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kDigits[b >> 4];
+      out += kDigits[b & 15];
+    }
+  }
+  return out;
+}
+
 constexpr std::size_t kMaxCsvBytes = std::size_t{16} << 20;
 
 const std::vector<std::string> kConvHeader = {"layer name",    "ifmap height", "ifmap width",
@@ -97,8 +115,7 @@ std::int64_t CsvReader::number(int line, const Cell& c, const std::string& what)
   const auto [end, ec] = std::from_chars(c.text.data(), c.text.data() + c.text.size(), v);
   if (c.text.empty() || ec != std::errc() || end != c.text.data() + c.text.size() || v < 1 ||
       v >= kMaxDim)
-    fail(line, c.column,
-         what + ": expected an integer in [1, 2^31), got '" + c.text.substr(0, 40) + "'");
+    fail(line, c.column, what + ": expected an integer in [1, 2^31), got '" + shown(c.text) + "'");
   return v;
 }
 
@@ -111,7 +128,8 @@ TensorId CsvReader::add(std::string name, Shape shape, DType dtype, TensorRole r
 std::string CsvReader::layer_name(int line, const Cell& c) {
   if (c.text.empty()) fail(line, c.column, "layer name is empty");
   if (c.text.size() > 200) fail(line, c.column, "layer name is longer than 200 characters");
-  if (!layers_.insert(c.text).second) fail(line, c.column, "duplicate layer name '" + c.text + "'");
+  if (!layers_.insert(c.text).second)
+    fail(line, c.column, "duplicate layer name '" + shown(c.text) + "'");
   return c.text;
 }
 
@@ -125,7 +143,7 @@ void CsvReader::conv_row(int line, const std::vector<Cell>& cells, bool split_st
              "), got " + std::to_string(cells.size()));
   if (cells.size() > want)
     fail(line, cells[want].column,
-         "unexpected value '" + cells[want].text.substr(0, 40) + "' after the last column");
+         "unexpected value '" + shown(cells[want].text) + "' after the last column");
   const std::string name = layer_name(line, cells[0]);
   const std::int64_t h = number(line, cells[1], "IFMAP Height");
   const std::int64_t w = number(line, cells[2], "IFMAP Width");
@@ -168,7 +186,7 @@ void CsvReader::gemm_row(int line, const std::vector<Cell>& cells) {
          "expected 4 columns (name, M, N, K), got " + std::to_string(cells.size()));
   if (cells.size() > 4)
     fail(line, cells[4].column,
-         "unexpected value '" + cells[4].text.substr(0, 40) + "' after the last column");
+         "unexpected value '" + shown(cells[4].text) + "' after the last column");
   const std::string name = layer_name(line, cells[0]);
   const std::int64_t m = number(line, cells[1], "M");
   const std::int64_t n = number(line, cells[2], "N");

@@ -128,9 +128,9 @@ Address OnChip::take(std::uint64_t bytes, const std::string& what) {
   // 64-byte alignment keeps every tile on its own SRAM lines.
   const std::uint64_t at = round_up(used_, 64);
   if (at + bytes > capacity_)
-    throw WorkloadError({}, what + " needs " + std::to_string(at + bytes) + " bytes of " +
-                                std::string(space_name(space_)) + ", which holds " +
-                                std::to_string(capacity_));
+    throw OnChipFull{what + " needs " + std::to_string(at + bytes) + " bytes of " +
+                     std::string(space_name(space_)) + ", which holds " +
+                     std::to_string(capacity_)};
   used_ = at + bytes;
   if (high_water_) *high_water_ = std::max(*high_water_, used_);
   return Address{space_, base_ + at};

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "isa/lower/emitter.h"
@@ -50,6 +51,11 @@ inline std::uint64_t last_dim(const workloads::Shape& shape) {
 // Element count of dimensions [from, to) of a shape.
 std::int64_t product(const workloads::Shape& shape, std::size_t from, std::size_t to);
 
+// Thrown by OnChip::take; the operator's lowering turns it into an error that names the operator.
+struct OnChipFull {
+  std::string message;
+};
+
 // Byte allocator for an on-chip memory, reset per operator. Offsets are checked against the
 // capacity the planners see; `base` then moves the whole operator within the memory (its window
 // beside a predecessor still running, README "Operator overlap"), so the plan never depends on
@@ -59,7 +65,7 @@ class OnChip {
   OnChip(Space space, std::uint64_t capacity, std::uint64_t base = 0,
          std::uint64_t* high_water = nullptr)
       : space_(space), capacity_(capacity), base_(base), high_water_(high_water) {}
-  // Returns the address, or throws WorkloadError naming `what` when the memory is full.
+  // Returns the address, or throws OnChipFull naming `what` when the memory is full.
   Address take(std::uint64_t bytes, const std::string& what);
   std::uint64_t used() const { return used_; }
   std::uint64_t free() const { return capacity_ - used_; }

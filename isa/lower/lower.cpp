@@ -475,6 +475,8 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
       e.begin_op(plan.kind, name);
       try {
         lower_op(ctx, options);
+      } catch (const OnChipFull& full) {
+        ctx.fail(full.message);
       } catch (const ProgramTooLarge&) {
         ctx.fail("the program would exceed " + std::to_string(Emitter::kMaxInstructions) +
                  " instructions here; the workload is too large to lower");

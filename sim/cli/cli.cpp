@@ -1,5 +1,7 @@
 #include "sim/cli/cli.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,6 +17,34 @@
 namespace tpusim::sim {
 namespace {
 
+// Values CLI11 would take silently: an empty path (the option then did nothing), and numbers
+// outside their range (a seed of -1 became 2^64-1; a timeout of nan was kept).
+const CLI::Validator kNonEmptyPath(
+    [](std::string& s) {
+      return s.empty() ? std::string("expected a path, got ''") : std::string();
+    },
+    "PATH", "non-empty path");
+
+const CLI::Validator kSeed(
+    [](std::string& s) {
+      const bool digits =
+          !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || (s.size() == 20 && s > "18446744073709551615"))
+        return "expected a whole number from 0 to 18446744073709551615, got '" + s + "'";
+      return std::string();
+    },
+    "SEED", "seed");
+
+const CLI::Validator kPositiveSeconds(
+    [](std::string& s) {
+      char* end = nullptr;
+      const double v = std::strtod(s.c_str(), &end);
+      if (s.empty() || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1e7)
+        return "expected a number of seconds above 0 and at most 1e7, got '" + s + "'";
+      return std::string();
+    },
+    "SECONDS", "seconds");
+
 void add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
   cmd->add_option("--set", *overrides, "Override one config key, e.g. --set core.mxu.rows=64")
       ->type_name("KEY=VALUE")
@@ -24,14 +54,16 @@ void add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
 void add_watch_options(CLI::App* cmd, WatchArgs* watch) {
   cmd->add_option("--vcd", watch->vcd,
                   "Write a VCD waveform of the cycle-level MXU (core 0, mxu0): one scope per PE")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(kNonEmptyPath);
   cmd->add_flag("--show", watch->show,
                 "Show the cycle-level MXU cycle by cycle: inputs, weights and sums of every PE");
   cmd->add_option("--show-format", watch->show_format, "text (default) or html")
       ->check(CLI::IsMember({"text", "html"}));
   cmd->add_option("--show-out", watch->show_out,
                   "Write the --show view to this file (needed for html) instead of stdout")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(kNonEmptyPath);
 }
 
 }  // namespace
@@ -64,13 +96,20 @@ int run_cli(int argc, char** argv) {
   run->add_option("-w,--workload", run_args.workload,
                   "Workload: YAML graph, SCALE-Sim topology CSV, or a sample name")
       ->default_val(kDefaultWorkload);
-  run->add_option("-o,--out", run_args.out, "Write report.json, ops.csv and trace.json into this directory");
+  run->add_option("-o,--out", run_args.out,
+                  "Write report.json, ops.csv and trace.json into this directory")
+      ->check(kNonEmptyPath);
   run->add_flag("--functional", run_args.functional, "Move real data and compute values (slower)");
   run->add_option("--inputs", run_args.inputs,
-                  "With --functional: directory of NAME.npy inputs and weights (missing ones come from --seed)");
+                  "With --functional: directory of NAME.npy inputs and weights (missing ones come "
+                  "from --seed)")
+      ->check(kNonEmptyPath);
   run->add_option("--dump", run_args.dump,
-                  "With --functional: write outputs (and generated inputs) as NAME.npy here");
-  run->add_option("--seed", run_args.seed, "Seed of generated inputs and weights")->default_val(1);
+                  "With --functional: write outputs (and generated inputs) as NAME.npy here")
+      ->check(kNonEmptyPath);
+  run->add_option("--seed", run_args.seed, "Seed of generated inputs and weights")
+      ->default_val(1)
+      ->check(kSeed);
   run->add_flag("--no-overlap", run_args.no_overlap,
                 "Separate every two operators by a barrier: no operator starts beside the one before it");
   add_watch_options(run, &run_args.watch);
@@ -81,7 +120,8 @@ int run_cli(int argc, char** argv) {
   exec->add_option("-c,--chip", exec_args.chip, "Chip YAML or preset name")
       ->default_val(kDefaultChip);
   exec->add_option("-o,--out", exec_args.out,
-                   "Write report.json, ops.csv and trace.json into this directory");
+                   "Write report.json, ops.csv and trace.json into this directory")
+      ->check(kNonEmptyPath);
   exec->add_flag("--functional", exec_args.functional,
                  "Move real data and compute values (slower; off by default)");
   exec->add_option("--load", exec_args.loads,
@@ -100,7 +140,10 @@ int run_cli(int argc, char** argv) {
   compile->add_option("-w,--workload", compile_args.workload,
                       "Workload: YAML graph, SCALE-Sim topology CSV, or a sample name")
       ->default_val(kDefaultWorkload);
-  compile->add_option("-o,--output", compile_args.output, "Program to write (.tasm text or .tbin binary)");
+  compile
+      ->add_option("-o,--output", compile_args.output,
+                   "Program to write (.tasm text or .tbin binary)")
+      ->check(kNonEmptyPath);
   compile->add_flag("--explain", compile_args.explain,
                     "Print each operator's tile, loop order, placement, footprint and bound");
   compile->add_flag("--no-overlap", compile_args.no_overlap,
@@ -109,7 +152,9 @@ int run_cli(int argc, char** argv) {
   AsmCommandArgs asm_args;
   CLI::App* assemble = app.add_subcommand("asm", "Assemble .tasm text into a .tbin binary");
   assemble->add_option("input", asm_args.input, "Program text (.tasm)")->required();
-  assemble->add_option("-o,--output", asm_args.output, "Binary to write (.tbin)")->required();
+  assemble->add_option("-o,--output", asm_args.output, "Binary to write (.tbin)")
+      ->required()
+      ->check(kNonEmptyPath);
   assemble->add_option("-c,--chip", asm_args.chip,
                        "Also check the program against this chip (addresses, shapes, semaphores)");
   add_overrides(assemble, &asm_args.overrides);
@@ -117,12 +162,14 @@ int run_cli(int argc, char** argv) {
   DisasmCommandArgs disasm_args;
   CLI::App* disassemble = app.add_subcommand("disasm", "Print a .tbin binary as .tasm text");
   disassemble->add_option("input", disasm_args.input, "Program binary (.tbin)")->required();
-  disassemble->add_option("-o,--output", disasm_args.output, "Text to write (default: stdout)");
+  disassemble->add_option("-o,--output", disasm_args.output, "Text to write (default: stdout)")
+      ->check(kNonEmptyPath);
   SweepCommandArgs sweep_args;
   CLI::App* sweep = app.add_subcommand(
       "sweep", "Run a parameter sweep, each point in its own process (configs/sweeps/README.md)");
   sweep->add_option("file", sweep_args.file, "Sweep file (YAML)");
-  sweep->add_option("-o,--out", sweep_args.out, "Output directory: results.csv and points/<id>/");
+  sweep->add_option("-o,--out", sweep_args.out, "Output directory: results.csv and points/<id>/")
+      ->check(kNonEmptyPath);
   sweep->add_flag("--list", sweep_args.list, "Print the points (after --shard) and exit");
   sweep->add_option("-j,--jobs", sweep_args.jobs, "Points run at once (default: one per CPU)");
   sweep->add_flag("--force", sweep_args.force, "Rerun points already in results.csv");
@@ -132,9 +179,11 @@ int run_cli(int argc, char** argv) {
   sweep->add_option("--merge", sweep_args.merge,
                     "Join these sweep output directories' results.csv into --out")
       ->type_name("DIR...");
-  sweep->add_option("--timeout", sweep_args.timeout_seconds,
-                    "Kill a point's process after this many seconds (recorded as failed)")
-      ->type_name("SECONDS");
+  sweep
+      ->add_option("--timeout", sweep_args.timeout_seconds,
+                   "Kill a point's process after this many seconds (recorded as failed)")
+      ->type_name("SECONDS")
+      ->check(kPositiveSeconds);
 
   // CLI11 reports an unknown first word as "a subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {

@@ -77,7 +77,7 @@ MxuSpec read_mxu(ConfigReader r) {
       p->require(rate > 0, name, "expected a rate above 0 (MACs per PE per cycle)");
       s.precisions[*dtype] = rate;
     }
-    p->require(!s.precisions.empty(), "", "at least one operand dtype is required");
+    r.require(!s.precisions.empty(), "precisions", "at least one operand dtype is required");
     p->finish();
   } else if (ConfigNode* out = r.resolved_section("precisions")) {
     for (const auto& [dtype, rate] : s.precisions)

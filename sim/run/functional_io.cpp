@@ -88,6 +88,8 @@ FunctionalData prepare_functional_data(const workloads::Graph& graph, const std:
     if (t.role != workloads::TensorRole::kInput && t.role != workloads::TensorRole::kWeight) continue;
     const fs::path file = fs::path(inputs_dir) / (t.name + ".npy");
     std::error_code ec;
+    if (!inputs_dir.empty() && fs::exists(file, ec) && !fs::is_regular_file(file, ec))
+      throw InputError(file.string() + ": not a file (--inputs reads NAME.npy files)");
     if (!inputs_dir.empty() && fs::is_regular_file(file, ec))
       data.tensors[t.name] = workloads::read_npy_for(file.string(), t);
     else

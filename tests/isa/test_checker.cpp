@@ -96,7 +96,7 @@ TEST_CASE("checker: DMA destinations never overlap themselves (rule 5)", "[isa][
 
 TEST_CASE("checker: cmem only when the chip has one, within its capacity", "[isa][checker]") {
   CHECK(check_err("load dma0 dst=cmem:0 src=hbm:0 elem=4\n") ==
-        "t.tasm:2:1: load: dst: this chip has no cmem (core.cmem.capacity is 0)");
+        "t.tasm:2:1: load: dst: this chip has no cmem (no core.cmem section)");
   ChipSpec chip = test::chip_128();
   chip.core.cmem.capacity = Bytes(128 * kMiB);
   CHECK(check_err("load dma0 dst=cmem:" + hex(128 * kMiB - 1) + " src=hbm:0 elem=1\n", chip) ==

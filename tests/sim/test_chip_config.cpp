@@ -173,6 +173,9 @@ TEST_CASE("chip config: wrong types, units and ranges are named with the key",
   const Edited rate("{int8: 1, bf16: 0.5}", "{int8: 0}");
   CHECK(rate.error() == rate.at("0}") +
                             ": core.mxu.precisions.int8: expected a rate above 0 (MACs per PE per cycle)");
+  const Edited none("{int8: 1, bf16: 0.5}", "{}");  // the key, not "core.mxu.precisions."
+  CHECK(none.error() ==
+        none.at("{}") + ": core.mxu.precisions: at least one operand dtype is required");
   const Edited section("  vmem:\n    capacity: 64 KiB\n    banks: 4\n    port_width: 32 B",
                        "  vmem: 64 KiB");
   CHECK(section.error() == section.at("64 KiB") +

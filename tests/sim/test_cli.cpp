@@ -296,3 +296,34 @@ TEST_CASE("cli: inputs found by fuzzing exit 2 with one line, and leave no repor
   CHECK_FALSE(std::filesystem::exists(out + "/trace.json"));
   CHECK_FALSE(std::filesystem::exists(out + "/report.json.partial"));
 }
+
+TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[cli]") {
+  TempDir dir;
+  const std::string teach = "run -q -c teach-4x4 -w workloads/teach/matmul-4x4.yaml ";
+  struct Case {
+    std::string args, message;
+  };
+  const std::string tasm =
+      dir.write("a.tasm", slurp(TPUSIM_SOURCE_DIR "/isa/examples/teach-4x4.tasm"));
+  const std::string npy_dir = dir.path("inputs");
+  std::filesystem::create_directories(npy_dir + "/a.npy");
+  const Case cases[] = {
+      {teach + "--seed -1", "--seed: expected a whole number from 0 to 18446744073709551615"},
+      {teach + "--seed 18446744073709551616", "got '18446744073709551616'"},
+      {teach + "-o ''", "--out: expected a path, got ''"},
+      {teach + "--vcd ''", "--vcd: expected a path, got ''"},
+      {"sweep configs/sweeps/resnet50-array.yaml --list --timeout nan",
+       "--timeout: expected a number of seconds above 0 and at most 1e7, got 'nan'"},
+      {"asm '" + tasm + "' -o '" + tasm + "'", "is the input file; write the result elsewhere"},
+      {teach + "--functional --inputs '" + npy_dir + "'", "a.npy: not a file"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const Result r = run_tpusim(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Catch::Contains(c.message));
+  }
+  CHECK(slurp(tasm) == slurp(TPUSIM_SOURCE_DIR "/isa/examples/teach-4x4.tasm"));
+  CHECK(run_tpusim(teach + "--seed 18446744073709551615").exit_code == 0);
+}

@@ -104,6 +104,9 @@ TEST_CASE("scalesim: bad files name line and column", "[workloads][scalesim][err
   CHECK(error_of("") == "t.csv: empty file: no SCALE-Sim header");
   CHECK(error_of("Layer,M,N,K\ng,1,2,99999999999\n") ==
         "t.csv:2:4: K: expected an integer in [1, 2^31), got '99999999999'");
+  // A NUL or other control byte in a cell is shown escaped (it cut the message short).
+  CHECK(error_of("Layer,M,N,K\ng,6" + std::string(1, '\0') + "4,2,3\n") ==
+        "t.csv:2:2: M: expected an integer in [1, 2^31), got '6\\x004'");
   REQUIRE_THROWS_WITH(load_scalesim_csv("/nonexistent.csv", DType::kBf16),
                       "/nonexistent.csv: cannot read: not a regular file (or does not exist)");
 }
