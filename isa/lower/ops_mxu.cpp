@@ -1,6 +1,7 @@
 // matmul and conv2d as GEMM problems: how each operand's tiles are found in HBM.
 
 #include <sstream>
+#include <vector>
 
 #include "isa/lower/lower_impl.h"
 
@@ -14,6 +15,20 @@ void require_mxu_dtype(const OpContext& ctx, const TensorPlacement& t) {
   if (t.dtype != ctx.mxu_dtype)
     ctx.fail("operand '" + t.name + "' is " + std::string(dtype_name(t.dtype)) +
              " but the MXU runs " + std::string(dtype_name(ctx.mxu_dtype)));
+}
+
+// Where matrix `batch` (over the leading dimensions) of a matmul operand starts; a tensor of one
+// matrix repeats it (dense_step 0). A tensor stored with a halo (an NHWC image a padded window
+// operator reads) has padded H and W, so its matrices are not dense blocks: they are found through
+// its storage. Rows inside a matrix stay one last dimension apart, which the halo does not pad.
+std::uint64_t matrix_base(const TensorPlacement& t, std::uint64_t batch, std::uint64_t dense_step) {
+  if (t.storage == t.shape) return t.base + batch * dense_step;
+  std::vector<std::int64_t> index(t.shape.size(), 0);
+  for (std::size_t d = t.shape.size() - 2; d-- > 0;) {
+    index[d] = static_cast<std::int64_t>(batch % u(t.shape[d]));
+    batch /= u(t.shape[d]);
+  }
+  return t.address_of(index);
 }
 
 }  // namespace
@@ -59,7 +74,7 @@ void lower_matmul(OpContext& ctx) {
   p.load_a = [=](std::uint64_t batch, std::uint64_t m0, std::uint64_t mc, std::uint64_t k0,
                  std::uint64_t kc, Address tile, std::uint64_t pitch) {
     if (flatten) return row_transfers(false, a_rows, m0, mc, k0 * ea, kc * ea, tile, pitch);
-    const std::uint64_t base = a.base + batch * a_step;
+    const std::uint64_t base = matrix_base(a, batch, a_step);
     if (!attrs.transpose_a) {
       const RowView rows{a.space, base, {1, 1, m}, {0, 0, k * ea}};
       return row_transfers(false, rows, m0, mc, k0 * ea, kc * ea, tile, pitch);
@@ -75,7 +90,7 @@ void lower_matmul(OpContext& ctx) {
   };
   p.load_b = [=](std::uint64_t batch, std::uint64_t k0, std::uint64_t kc, std::uint64_t n0,
                  std::uint64_t nc, Address tile, std::uint64_t pitch) {
-    const std::uint64_t base = b.base + batch * b_step;
+    const std::uint64_t base = matrix_base(b, batch, b_step);
     if (!attrs.transpose_b)
       return row_transfers(false, RowView{b.space, base, {1, 1, k}, {0, 0, n * ea}}, k0, kc,
                            n0 * ea, nc * ea, tile, pitch);
@@ -85,8 +100,9 @@ void lower_matmul(OpContext& ctx) {
   p.store_c = [=](std::uint64_t batch, std::uint64_t m0, std::uint64_t mc, std::uint64_t n0,
                   std::uint64_t nc, Address tile, std::uint64_t pitch) {
     const RowView rows =
-        flatten ? out_rows
-                : RowView{out.space, out.base + batch * m * n * eo, {1, 1, m}, {0, 0, n * eo}};
+        flatten
+            ? out_rows
+            : RowView{out.space, matrix_base(out, batch, m * n * eo), {1, 1, m}, {0, 0, n * eo}};
     return row_transfers(true, rows, m0, mc, n0 * eo, nc * eo, tile, pitch);
   };
   p.a_description = attrs.transpose_a ? "element-wise transposing gather" : "dense rows";

@@ -263,6 +263,29 @@ ops:
   CHECK(o.worst < 1.0 / 64);
 }
 
+TEST_CASE("run: batched matmuls read and write tensors stored with a convolution's halo", "[run]") {
+  // x feeds a padded convolution, so it is stored with a border; as a batched matmul's A its
+  // matrices are not dense blocks (every value of y was wrong). y likewise as a matmul's output.
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: halos
+dtype: bf16
+tensors:
+  - {name: x, shape: [1, 2, 6, 3], role: input}
+  - {name: b, shape: [1, 2, 3, 5], role: weight}
+  - {name: b2, shape: [1, 2, 5, 4], role: weight}
+  - {name: c, shape: [1, 2, 6, 4], role: output}
+  - {name: z, shape: [1, 2, 6, 4], role: output}
+ops:
+  - {name: c, op: conv2d, inputs: [x], filters: 4, kernel: 3, padding: 1}
+  - {name: y, op: matmul, inputs: [x, b]}
+  - {name: y2, op: matmul, inputs: [y, b2]}
+  - {name: z, op: conv2d, inputs: [y2], filters: 4, kernel: 3, padding: 1}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 2 * 2 * 6 * 4);
+  CHECK(o.worst < 1.0 / 32);
+}
+
 TEST_CASE("run: depthwise convolution, relu6 and pools on the vector unit match the reference",
           "[run]") {
   const Outcome o = run_and_compare("tpu-v4i", R"(name: depthwise
