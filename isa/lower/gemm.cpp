@@ -336,9 +336,11 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
             e.vector(VectorOp::kMin, cur, cur, rows, cols, acc, acc, {six_row, 0});
           if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, cur, cur, rows, cols, acc, acc);
         }
+        // requantize narrows to int8/int16; an int32 result that went through fp32 (relu6,
+        // gelu) comes back by a cast, which rounds and saturates the same way.
         if (p.out_dtype == cur)
           e.vector(VectorOp::kMove, cur, cur, rows, cols, out, acc);
-        else if (!dtype_is_integer(p.out_dtype))
+        else if (!dtype_is_integer(p.out_dtype) || p.out_dtype == DType::kInt32)
           e.vector(VectorOp::kCast, p.out_dtype, cur, rows, cols, out, acc);
         else
           e.vector(VectorOp::kRequantize, p.out_dtype, cur, rows, cols, out, acc, {}, 1.0f);

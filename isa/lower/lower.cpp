@@ -88,6 +88,14 @@ std::optional<DType> graph_mxu_dtype(const Graph& g) {
 DType choose_mxu_dtype(const Graph& g, const ChipSpec& chip, std::string& note) {
   std::optional<DType> wanted = graph_mxu_dtype(g);
   const auto& precisions = chip.core.mxu.precisions;
+  // Without an MXU operator the MXU's side follows the graph's data where the chip has that type
+  // (an int8 pool on a chip with int8 and bf16 stays int8).
+  if (!wanted)
+    for (const workloads::Tensor& t : g.tensors)
+      if (t.role == TensorRole::kInput && precisions.count(t.dtype)) {
+        wanted = t.dtype;
+        break;
+      }
   if (!wanted) wanted = precisions.count(DType::kBf16) ? DType::kBf16 : precisions.begin()->first;
   if (precisions.count(*wanted)) return *wanted;
   // As XLA's DEFAULT precision on a TPU: the tensors keep their type and the array rounds them
@@ -244,6 +252,12 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
     TensorPlacement p;
     p.name = t.name;
     p.dtype = is_index[i] ? t.dtype : substitute(t.dtype, graph_dtype, out.mxu_dtype);
+    // A graph without an MXU operator gets no note from choose_mxu_dtype(); its tensors may
+    // still cross to the MXU's side (a bf16 relu on an int8 chip), which computes other values.
+    if (p.dtype != t.dtype && out.dtype_note.empty())
+      out.dtype_note = "the graph's " + std::string(dtype_name(t.dtype)) +
+                       " tensors were lowered as " + std::string(dtype_name(p.dtype)) +
+                       ", the type of " + chip.name + "'s MXU side (timing only)";
     p.shape = t.shape;
     p.role = t.role;
     p.init = (t.role == TensorRole::kInput || t.role == TensorRole::kWeight) ? TensorInit::kData
@@ -260,6 +274,12 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
       p.origin[1] = h.top;
       p.origin[2] = h.left;
       p.fill = *h.fill;
+      // A max pool's border must lose every comparison: -3e38 in a float, the least value in an
+      // integer type (it would not fit and read as 0, winning over negative values).
+      if (p.fill < 0 && dtype_is_integer(p.dtype))
+        p.fill = p.dtype == DType::kInt8    ? -128.0
+                 : p.dtype == DType::kInt16 ? -32768.0
+                                            : -2147483648.0;
     }
     placed.push_back(p);
   }

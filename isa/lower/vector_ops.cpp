@@ -121,8 +121,18 @@ void lower_elementwise(OpContext& ctx) {
     for (const Resident& r : residents) widen_resident(e, r);
   };
   const DType xt = x.dtype, bt = binary ? ctx.inputs[1]->dtype : kF32, ot = out.dtype;
+  // Integer sums and products run in the tensors' own type, which wraps (workloads/README.md):
+  // through fp32 they would saturate when narrowed, and lose int32 values above 2^24.
+  const bool integer = binary && dtype_is_integer(ot) && xt == ot && bt == ot;
   p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o,
                   Address scratch) {
+    if (integer) {
+      const VectorOperand b =
+          b_per_tile ? dense(in[1], cols, bt) : VectorOperand{residents[0].preload.at, 0};
+      e.vector(kind == OpKind::kMul ? VectorOp::kMul : VectorOp::kAdd, ot, ot, u32(t.rows),
+               u32(cols), dense(o, cols, ot), dense(in[0], cols, xt), b);
+      return;
+    }
     const Address s0 = scratch, s1{scratch.space, scratch.addr + t.rows * cols * 4};
     const VectorOperand a = widen(e, t.rows, cols, in[0], xt, s0);
     const VectorOperand acc = dense(s0, cols, kF32);
@@ -152,7 +162,8 @@ void lower_elementwise(OpContext& ctx) {
     }
     narrow(e, t.rows, cols, acc, o, ot);
   };
-  p.description = std::string(workloads::op_kind_name(kind)) + " in fp32";
+  p.description = std::string(workloads::op_kind_name(kind)) +
+                  (integer ? " in " + std::string(dtype_name(ot)) : " in fp32");
   emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)),
                     vmem);
 }

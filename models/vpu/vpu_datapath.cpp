@@ -17,7 +17,8 @@ double unary(VectorOp op, double x) {
     case VectorOp::kRelu:
       return std::max(x, 0.0);
     case VectorOp::kGelu:
-      return 0.5f * f * (1.0f + std::erf(f / std::sqrt(2.0f)));
+      // The tanh form, as the graph format defines gelu (workloads/README.md).
+      return 0.5f * f * (1.0f + std::tanh(0.7978845608f * (f + 0.044715f * f * f * f)));
     case VectorOp::kExp:
       return std::exp(f);
     case VectorOp::kRsqrt:

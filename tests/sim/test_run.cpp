@@ -286,6 +286,64 @@ ops:
   CHECK(o.worst < 1.0 / 32);
 }
 
+TEST_CASE("run: int8 on the vector unit is exact: wrapping products, padded max pool, relu6",
+          "[run]") {
+  // x * x * x wraps in int8 (through fp32 it saturated at 127); the max pool's border must
+  // lose to negative values (it read as 0); relu6 after an int8 linear leaves int32 (it was
+  // compiled to an invalid requantize).
+  const Outcome o = run_and_compare("teach-4x4", R"(name: int8s
+dtype: int8
+tensors:
+  - {name: x, shape: [1, 3, 3, 4], role: input}
+  - {name: y, shape: [1, 3, 3, 4], role: output}
+  - {name: p, shape: [1, 2, 2, 4], role: output}
+  - {name: z, shape: [1, 3, 3, 4], dtype: int32, role: output}
+ops:
+  - {name: sq, op: mul, inputs: [x, x]}
+  - {name: y, op: mul, inputs: [sq, x]}
+  - {name: p, op: max_pool, inputs: [x], kernel: 2, stride: 2, padding: 1}
+  - {name: fc, op: linear, inputs: [x], features: 4}
+  - {name: z, op: relu6, inputs: [fc]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 36 + 16 + 36);
+  CHECK(o.worst == 0);
+}
+
+TEST_CASE("run: fp32 gelu is the tanh form the graph format defines", "[run]") {
+  // The erf form differs by up to about 1.5e-4 around |x| = 2.
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: gelu
+dtype: fp32
+tensors:
+  - {name: x, shape: [8, 256], role: input}
+  - {name: y, shape: [8, 256], role: output}
+ops:
+  - {name: s, op: mul, inputs: [x, x]}
+  - {name: y, op: gelu, inputs: [s]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.worst < 1e-6);
+}
+
+TEST_CASE("run: a graph without MXU operators whose types the chip lacks is timing only",
+          "[run][errors]") {
+  // A bf16 relu on an int8-only chip was lowered as int8 without a word, and computed zeros.
+  const Outcome o = run_and_compare("teach-4x4", R"(name: relu_only
+dtype: bf16
+tensors:
+  - {name: x, shape: [4, 4], role: input}
+  - {name: y, shape: [4, 4], role: output}
+ops:
+  - {name: y, op: relu, inputs: [x]}
+)");
+  CHECK(o.exit_code == 2);
+  CHECK(o.err ==
+        "error: --functional: the graph's bf16 tensors were lowered as int8, the type of "
+        "teach-4x4's MXU side (timing only)\n");
+}
+
 TEST_CASE("run: depthwise convolution, relu6 and pools on the vector unit match the reference",
           "[run]") {
   const Outcome o = run_and_compare("tpu-v4i", R"(name: depthwise
