@@ -82,7 +82,7 @@ void lower_copy(OpContext& ctx) {
   if (ctx.op.kind == OpKind::kTranspose) {
     const TensorPlacement& x = *ctx.inputs[0];
     if (rank > 4 || x.storage != x.shape)
-      ctx.fail("transpose of a padded tensor or of rank > 4 is not supported");
+      ctx.unsupported("transpose of a padded tensor or of rank > 4");
     const std::vector<std::uint64_t> xs = x.strides();
     const auto& perm = ctx.op.attrs.perm;
     // Output row (i0, i1, i2) reads input element sum(i_k * stride[perm[k]]).
@@ -122,7 +122,7 @@ void lower_copy(OpContext& ctx) {
             store_cols(col0), "copy into a column slice of the output");
       } else {
         if (in->storage != in->shape || out.storage != out.shape)
-          ctx.fail("concat of padded tensors is only supported along the last axis");
+          ctx.unsupported("concat of padded tensors other than along the last axis");
         const std::uint64_t outer = u(product(out.shape, 0, u(axis)));
         const std::uint64_t out_width = u(out.shape[u(axis)]) * inner;
         const RowView src{in->space, in->base, {1, 1, outer}, {0, 0, width * e}};
@@ -145,7 +145,7 @@ void lower_copy(OpContext& ctx) {
   // dimension in every case the layout lets through, so rows map one to one.
   const TensorPlacement& x = *ctx.inputs[0];
   if (last_dim(x.shape) != cols)
-    ctx.fail("reshape of a padded tensor must keep the last dimension");
+    ctx.unsupported("reshape of a padded tensor that changes its last dimension");
   const RowView src = matrix_rows(x);
   copy_pipeline(
       ctx, rows, cols, out.dtype,

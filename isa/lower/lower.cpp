@@ -67,6 +67,12 @@ void OpContext::fail(const std::string& message) const {
                                     chip.name + ": " + message);
 }
 
+void OpContext::unsupported(const std::string& message) const {
+  throw NotImplemented(op.where.str() + ": op '" + op.name + "' (" +
+                       std::string(workloads::op_kind_name(op.kind)) + "): " + message +
+                       " (not implemented in the lowering yet)");
+}
+
 }  // namespace lower_detail
 
 namespace {

@@ -56,6 +56,8 @@ struct OpContext {
   std::uint16_t cores() const { return static_cast<std::uint16_t>(chip.cores); }
   double hbm_bytes_per_cycle() const;
   [[noreturn]] void fail(const std::string& message) const;
+  // A valid graph the lowering cannot handle yet (exit 3, not a bad input).
+  [[noreturn]] void unsupported(const std::string& message) const;
 };
 
 // A convolution whose A operand is read from a band of input rows in vector memory, not

@@ -63,8 +63,8 @@ void lower_matmul(OpContext& ctx) {
     p.batch = b_batch;
     p.m = m;
   } else {
-    ctx.fail("batch dimensions of '" + a.name + "' and '" + b.name +
-             "' broadcast in a way the lowering does not support");
+    ctx.unsupported("batch dimensions of '" + a.name + "' and '" + b.name +
+                    "' that broadcast other than one against many");
   }
   const RowView a_rows = flatten ? matrix_rows(a) : RowView{};
   const RowView out_rows = flatten ? matrix_rows(out) : RowView{};

@@ -102,8 +102,7 @@ void lower_elementwise(OpContext& ctx) {
       Matrix bm = as_matrix(b);
       if (b_rows != rows) {
         // b repeats every b_rows rows (NumPy broadcast over leading dimensions).
-        if (bm.view.size[0] * bm.view.size[1] != 1)
-          ctx.fail("broadcast of a padded tensor is not supported");
+        if (bm.view.size[0] * bm.view.size[1] != 1) ctx.unsupported("broadcast of a padded tensor");
         bm.view.size = {1, rows / b_rows, b_rows};
         bm.view.stride = {0, 0, bm.view.stride[2]};
       }

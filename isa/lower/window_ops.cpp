@@ -33,7 +33,7 @@ void lower_window(OpContext& ctx) {
     dh = u(at.dilation_h);
     dw = u(at.dilation_w);
     if (u(w.shape[3]) != u(x.shape[3]))
-      ctx.fail("depthwise convolution with a channel multiplier is not supported");
+      ctx.unsupported("depthwise convolution with a channel multiplier");
   }
   const std::uint64_t sh = u(at.stride_h), sw = u(at.stride_w);
   const std::vector<std::uint64_t> xs = x.strides();

@@ -45,6 +45,26 @@ const CLI::Validator kPositiveSeconds(
     },
     "SECONDS", "seconds");
 
+// Messages quote user text (a YAML key, a value); its control characters must not break an
+// error over several lines.
+std::string one_line(const char* text) {
+  static const char kDigits[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char* p = text; *p; ++p) {
+    const auto b = static_cast<unsigned char>(*p);
+    if (*p == '\n') {
+      out += "\\n";
+    } else if (*p == '\t') {
+      out += "\\t";
+    } else if (b < 0x20 || b == 0x7F) {
+      out += std::string("\\x") + kDigits[b >> 4] + kDigits[b & 15];
+    } else {
+      out += *p;
+    }
+  }
+  return out;
+}
+
 void add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
   cmd->add_option("--set", *overrides, "Override one config key, e.g. --set core.mxu.rows=64")
       ->type_name("KEY=VALUE")
@@ -213,10 +233,10 @@ int run_cli(int argc, char** argv) {
     std::string help = "tpusim --help";
     for (const CLI::App* sub : app.get_subcommands({}))
       if (sub->parsed()) help = "tpusim " + sub->get_name() + " --help";
-    std::cerr << "tpusim: error: " << e.what() << " (see " << help << ")\n";
+    std::cerr << "tpusim: error: " << one_line(e.what()) << " (see " << help << ")\n";
     return kExitBadInput;
   } catch (const NotImplemented& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << one_line(e.what()) << "\n";
     return kExitNotImplemented;
   }
 
@@ -234,20 +254,20 @@ int run_cli(int argc, char** argv) {
     if (disassemble->parsed()) return run_disasm(disasm_args);
     if (sweep->parsed()) return run_sweep(sweep_args);
   } catch (const InputError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return kExitBadInput;
   } catch (const NotImplemented& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << one_line(e.what()) << "\n";
     return kExitNotImplemented;
   } catch (const SimError& e) {
-    std::cerr << "simulation error: " << e.what() << "\n";
+    std::cerr << "simulation error: " << one_line(e.what()) << "\n";
     return kExitSimError;
   } catch (const sc_core::sc_report& e) {
-    std::cerr << "simulation error: " << e.what() << "\n";
+    std::cerr << "simulation error: " << one_line(e.what()) << "\n";
     return kExitSimError;
   } catch (const std::exception& e) {
     // Not expected: every input problem is an InputError. Still one line, never a stack trace.
-    std::cerr << "internal error: " << e.what() << "\n";
+    std::cerr << "internal error: " << one_line(e.what()) << "\n";
     return kExitSimError;
   }
   return kExitOk;

@@ -327,3 +327,28 @@ TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[c
   CHECK(slurp(tasm) == slurp(TPUSIM_SOURCE_DIR "/isa/examples/teach-4x4.tasm"));
   CHECK(run_tpusim(teach + "--seed 18446744073709551615").exit_code == 0);
 }
+
+TEST_CASE("cli: what the lowering cannot do yet exits 3; quoted keys stay on one line", "[cli]") {
+  TempDir dir;
+  const std::string multiplier = dir.write("dw.yaml", R"(name: dw
+dtype: bf16
+tensors:
+  - {name: x, shape: [1, 4, 4, 2], role: input}
+  - {name: y, role: output}
+ops:
+  - {name: y, op: conv2d, inputs: [x], filters: 4, kernel: 3, groups: 2, padding: 1}
+)");
+  Result r = run_tpusim("run -q -c tpu-v4i -w '" + multiplier + "'");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err == multiplier +
+                     ":7:5: op 'y' (conv2d): depthwise convolution with a channel "
+                     "multiplier (not implemented in the lowering yet)\n");
+  // A key with a newline in it is quoted escaped: the error stays one line.
+  const std::string key = dir.write("key.yaml",
+                                    "tensors:\n  - {name: x, shape: [4], role: input, "
+                                    "\"a\\nb\": 1}\nops: []\n");
+  r = run_tpusim("run -q -c tpu-v4i -w '" + key + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == 1);
+  CHECK_THAT(r.err, Catch::Contains("unknown key 'a\\nb'"));
+}
