@@ -328,7 +328,7 @@ TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[c
   CHECK(run_tpusim(teach + "--seed 18446744073709551615").exit_code == 0);
 }
 
-TEST_CASE("cli: what the lowering cannot do yet exits 3; quoted keys stay on one line", "[cli]") {
+TEST_CASE("cli: what the lowering cannot do yet exits 3, quoted keys stay on one line", "[cli]") {
   TempDir dir;
   const std::string multiplier = dir.write("dw.yaml", R"(name: dw
 dtype: bf16
