@@ -22,9 +22,29 @@ def run(args):
     return subprocess.run(args, cwd=SOURCE, env=ENV, capture_output=True, text=True, timeout=600)
 
 
+# The two tables the script reads (Jouppi et al., ISCA 2017, Tables 1 and 3, as transcribed in
+# ../shared/realhw/tpu_papers), written here so the test does not need files outside the repo.
+TABLE1 = """app,loc,fc_layers,conv_layers,vector_layers,pool_layers,total_layers,nonlinearity,weights,tpu_ops_per_weight_byte,tpu_batch_size,pct_deployed_tpus_jul2016
+MLP0,100,5,0,0,0,5,ReLU,20M,200,200,61%
+MLP1,1000,4,0,0,0,4,ReLU,5M,168,168,
+LSTM0,1000,24,0,34,0,58,sigmoid+tanh,52M,64,64,29%
+LSTM1,1500,37,0,19,0,56,sigmoid+tanh,34M,96,96,
+"""
+TABLE3 = """row,metric,MLP0,MLP1,LSTM0,LSTM1,CNN0,CNN1,mean
+9,teraops_per_s_(92_peak),12.3,9.7,3.7,2.8,86.0,14.1,21.4
+"""
+
+
 class CompareTpuv1Tests(unittest.TestCase):
     def test_rows_are_the_papers_figures_beside_tpusims(self):
-        r = run([PYTHON, os.path.join(SOURCE, "scripts", "compare_tpuv1.py"), "--tpusim", TPUSIM])
+        papers = tempfile.mkdtemp()
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", papers]))
+        for name, text in (("tpuv1_isca2017_table1_apps.csv", TABLE1),
+                           ("tpuv1_isca2017_table3_perf_counters.csv", TABLE3)):
+            with open(os.path.join(papers, name), "w") as f:
+                f.write(text)
+        r = run([PYTHON, os.path.join(SOURCE, "scripts", "compare_tpuv1.py"), "--tpusim", TPUSIM,
+                 "--papers", papers])
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()
                 if line.split() and line.split()[0] in ("MLP0", "MLP1", "LSTM0", "LSTM1")}
