@@ -1,6 +1,7 @@
 #include "workloads/graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -32,6 +33,7 @@ constexpr OpKindInfo kOpKindNames[] = {
     {OpKind::kTranspose, "transpose"},
     {OpKind::kConcat, "concat"},
     {OpKind::kEmbedding, "embedding"},
+    {OpKind::kRequantize, "requantize"},
 };
 
 // Saturating product: sizes of validated graphs fit in int64; this keeps garbage from wrapping.
@@ -304,6 +306,11 @@ void check_unused_attrs(const Op& op) {
   reject(a.transpose_a || a.transpose_b, k == OpKind::kMatmul, "transpose_a/transpose_b");
   reject(a.causal, k == OpKind::kSoftmax, "causal");
   reject(a.epsilon != d.epsilon, k == OpKind::kLayerNorm, "epsilon");
+  reject(a.scale != d.scale || a.to != d.to, k == OpKind::kRequantize, "scale/to");
+  if (k == OpKind::kRequantize && !(std::isfinite(a.scale) && a.scale > 0))
+    fail(op, "scale must be a finite number above 0, got " + std::to_string(a.scale));
+  if (k == OpKind::kRequantize && a.to != DType::kInt8 && a.to != DType::kInt16)
+    fail(op, "to must be int8 or int16, got " + std::string(dtype_name(a.to)));
   reject(!a.shape.empty(), k == OpKind::kReshape, "shape");
   reject(!a.perm.empty(), k == OpKind::kTranspose, "perm");
   reject(a.axis != 0, k == OpKind::kConcat, "axis");
@@ -422,6 +429,7 @@ Shape infer_output_shape(const Graph& graph, const Op& op) {
     case OpKind::kRelu:
     case OpKind::kRelu6:
     case OpKind::kGelu:
+    case OpKind::kRequantize:
       need_inputs(op, 1, 1, "one input");
       return in_shape(graph, op, 0);
     case OpKind::kSoftmax: {
@@ -487,6 +495,11 @@ DType infer_output_dtype(const Graph& graph, const Op& op) {
                      std::string(dtype_name(dt(0))));
       return dt(0) == DType::kInt8 ? DType::kInt32 : dt(0);
     }
+    case OpKind::kRequantize:
+      if (dt(0) != DType::kInt32 && dt(0) != DType::kFp32)
+        fail(op, "needs an int32 or fp32 input (an accumulator), got " +
+                     std::string(dtype_name(dt(0))));
+      return op.attrs.to;
     case OpKind::kEmbedding:
       if (dt(1) != DType::kInt32)
         fail(op, "indices '" + graph.tensor(op.inputs[1]).name + "' must be int32, got " +

@@ -46,34 +46,35 @@ struct Tensor {
 };
 
 enum class OpKind : std::uint8_t {
-  kConv2d,         // inputs: x [N,H,W,Cin], w [KH,KW,Cin/g,Cout], optional bias [Cout]
-  kMatmul,         // inputs: a, b, optional bias [N]; `linear` in YAML is matmul with a weight b
-  kAdd,            // inputs: a, b (same shape, or b broadcast along leading dimensions)
-  kMul,            // as add
-  kBias,           // inputs: x [..., C], bias [C]
-  kRelu,           // unary
-  kRelu6,          // unary: min(max(x, 0), 6)
-  kGelu,           // unary
-  kSoftmax,        // unary over the last dimension; attribute `causal` masks j > i (last two dims)
-  kLayerNorm,      // inputs: x [..., D], gamma [D], beta [D]; attribute `epsilon`
-  kMaxPool,        // x NHWC; kernel, stride, padding
-  kAvgPool,        // as max_pool (padding excluded from the average count is NOT modelled: count = KH*KW)
+  kConv2d,     // inputs: x [N,H,W,Cin], w [KH,KW,Cin/g,Cout], optional bias [Cout]
+  kMatmul,     // inputs: a, b, optional bias [N]; `linear` in YAML is matmul with a weight b
+  kAdd,        // inputs: a, b (same shape, or b broadcast along leading dimensions)
+  kMul,        // as add
+  kBias,       // inputs: x [..., C], bias [C]
+  kRelu,       // unary
+  kRelu6,      // unary: min(max(x, 0), 6)
+  kGelu,       // unary
+  kSoftmax,    // unary over the last dimension; attribute `causal` masks j > i (last two dims)
+  kLayerNorm,  // inputs: x [..., D], gamma [D], beta [D]; attribute `epsilon`
+  kMaxPool,    // x NHWC; kernel, stride, padding
+  kAvgPool,  // as max_pool (padding excluded from the average count is NOT modelled: count = KH*KW)
   kGlobalAvgPool,  // x [N,H,W,C] -> [N,1,1,C]
   kReshape,        // attribute `shape` (same element count)
   kTranspose,      // attribute `perm`
   kConcat,         // several inputs, attribute `axis`
   kEmbedding,      // inputs: table [V, D], indices (int32) [...] -> [..., D]
+  kRequantize,     // unary, int32/fp32 -> int8/int16: saturate(round_half_even(x * scale)) in fp32
 };
 
 inline constexpr OpKind kAllOpKinds[] = {
-    OpKind::kConv2d,  OpKind::kMatmul,    OpKind::kAdd,     OpKind::kMul,
-    OpKind::kBias,    OpKind::kRelu,      OpKind::kRelu6,   OpKind::kGelu,
-    OpKind::kSoftmax, OpKind::kLayerNorm, OpKind::kMaxPool, OpKind::kAvgPool,
-    OpKind::kGlobalAvgPool, OpKind::kReshape, OpKind::kTranspose, OpKind::kConcat,
-    OpKind::kEmbedding};
+    OpKind::kConv2d,        OpKind::kMatmul,    OpKind::kAdd,       OpKind::kMul,
+    OpKind::kBias,          OpKind::kRelu,      OpKind::kRelu6,     OpKind::kGelu,
+    OpKind::kSoftmax,       OpKind::kLayerNorm, OpKind::kMaxPool,   OpKind::kAvgPool,
+    OpKind::kGlobalAvgPool, OpKind::kReshape,   OpKind::kTranspose, OpKind::kConcat,
+    OpKind::kEmbedding,     OpKind::kRequantize};
 
 // The YAML spelling: conv2d matmul add mul bias relu relu6 gelu softmax layernorm max_pool
-// avg_pool global_avg_pool reshape transpose concat embedding.
+// avg_pool global_avg_pool reshape transpose concat embedding requantize.
 std::string_view op_kind_name(OpKind kind);
 std::optional<OpKind> op_kind_from_name(std::string_view name);
 
@@ -91,6 +92,9 @@ struct OpAttrs {
   bool causal = false;
   // layernorm
   double epsilon = 1e-5;
+  // requantize: the scale, and the integer type the result is saturated to
+  double scale = 1.0;
+  DType to = DType::kInt8;
   // reshape, transpose, concat
   Shape shape;
   std::vector<std::int64_t> perm;

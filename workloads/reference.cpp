@@ -242,6 +242,15 @@ Values run(const Args& a) {
       return map([](double v, std::size_t) { return std::fmin(std::fmax(v, 0.0), 6.0); });
     case OpKind::kGelu:
       return map([](double v, std::size_t) { return gelu_tanh(v); });
+    case OpKind::kRequantize: {
+      // In fp32, as a vector unit multiplies; rounding half to even, then saturation.
+      const auto scale = static_cast<float>(a.op.attrs.scale);
+      const double hi = a.op.attrs.to == DType::kInt8 ? 127 : 32767;
+      return map([=](double v, std::size_t) {
+        const double r = std::nearbyint(static_cast<double>(static_cast<float>(v) * scale));
+        return std::fmin(std::fmax(r, -hi - 1), hi);
+      });
+    }
     case OpKind::kSoftmax:
       return softmax(a);
     case OpKind::kLayerNorm:

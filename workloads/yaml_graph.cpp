@@ -35,6 +35,7 @@ std::vector<std::string> op_keys(std::string_view kind) {
   if (kind == "matmul") add({"transpose_a", "transpose_b", "bias"});
   if (kind == "softmax") add({"causal"});
   if (kind == "layernorm") add({"epsilon"});
+  if (kind == "requantize") add({"scale", "to"});
   if (kind == "max_pool" || kind == "avg_pool") add({"kernel", "stride", "padding"});
   if (kind == "reshape") add({"shape"});
   if (kind == "transpose") add({"perm"});
@@ -395,6 +396,18 @@ void Builder::read_op(const YAML::Node& node, Scope& scope) {
       if (op.inputs.size() < 2) r.fail("inputs", "matmul needs two inputs [a, b]");
       const Shape out = infer_output_shape(g_, op);
       add_bias(r, scope, op, out.back());
+      break;
+    }
+    case OpKind::kRequantize: {
+      if (!r.has("scale")) r.fail("scale", "missing: requantize multiplies by it before rounding");
+      a.scale = r.number_or("scale", a.scale);
+      if (r.has("to")) {
+        const std::string to = r.str("to");
+        const auto dtype = dtype_from_name(to);
+        if (!dtype || (*dtype != DType::kInt8 && *dtype != DType::kInt16))
+          r.fail("to", "expected int8 or int16, got '" + to + "'");
+        a.to = *dtype;
+      }
       break;
     }
     case OpKind::kLayerNorm:

@@ -152,6 +152,7 @@ void lower_op(OpContext& ctx, const LowerOptions& options) {
     case OpKind::kRelu:
     case OpKind::kRelu6:
     case OpKind::kGelu:
+    case OpKind::kRequantize:
       lower_elementwise(ctx);
       break;
     case OpKind::kSoftmax:

@@ -123,8 +123,14 @@ void lower_elementwise(OpContext& ctx) {
   // Integer sums and products run in the tensors' own type, which wraps (workloads/README.md):
   // through fp32 they would saturate when narrowed, and lose int32 values above 2^24.
   const bool integer = binary && dtype_is_integer(ot) && xt == ot && bt == ot;
+  const auto scale = static_cast<float>(ctx.op.attrs.scale);
   p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o,
                   Address scratch) {
+    if (kind == OpKind::kRequantize) {
+      e.vector(VectorOp::kRequantize, ot, xt, u32(t.rows), u32(cols), dense(o, cols, ot),
+               dense(in[0], cols, xt), {}, scale);
+      return;
+    }
     if (integer) {
       const VectorOperand b =
           b_per_tile ? dense(in[1], cols, bt) : VectorOperand{residents[0].preload.at, 0};
@@ -161,8 +167,9 @@ void lower_elementwise(OpContext& ctx) {
     }
     narrow(e, t.rows, cols, acc, o, ot);
   };
-  p.description = std::string(workloads::op_kind_name(kind)) +
-                  (integer ? " in " + std::string(dtype_name(ot)) : " in fp32");
+  p.description =
+      std::string(workloads::op_kind_name(kind)) +
+      (integer || kind == OpKind::kRequantize ? " in " + std::string(dtype_name(ot)) : " in fp32");
   emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)),
                     vmem);
 }

@@ -311,6 +311,31 @@ ops:
   CHECK(o.worst == 0);
 }
 
+TEST_CASE("run: an int8 MLP requantized between layers is exact on every int8 chip", "[run]") {
+  // Each layer's int32 result is scaled back to int8 (what TPUv1's Activate does), so the next
+  // layer multiplies int8 again; tpu-v1 runs it functionally, not as a bf16 stand-in.
+  const std::string mlp = R"(name: int8_mlp
+dtype: int8
+tensors:
+  - {name: x, shape: [16, 64], role: input}
+  - {name: y, shape: [16, 32], role: output}
+ops:
+  - {name: fc1, op: linear, inputs: [x], features: 64}
+  - {name: r1, op: relu, inputs: [fc1]}
+  - {name: q1, op: requantize, inputs: [r1], scale: 0.01}
+  - {name: fc2, op: linear, inputs: [q1], features: 32}
+  - {name: y, op: requantize, inputs: [fc2], scale: 0.02, to: int8}
+)";
+  for (const char* chip : {"teach-4x4", "tpu-v1", "gemmini-16x16", "tpu-v4i"}) {
+    INFO(chip);
+    const Outcome o = run_and_compare(chip, mlp);
+    REQUIRE(o.exit_code == 0);
+    CHECK(o.nonzero > 0);
+    CHECK(o.compared == 16 * 32);
+    CHECK(o.worst == 0);
+  }
+}
+
 TEST_CASE("run: fp32 gelu is the tanh form the graph format defines", "[run]") {
   // The erf form differs by up to about 1.5e-4 around |x| = 2.
   const Outcome o = run_and_compare("tpu-v4i", R"(name: gelu

@@ -188,6 +188,18 @@ TEST_CASE("yaml: bad input gives one line at file:line:col", "[workloads][yaml][
   CHECK(error_of(head + "  - {name: l, op: linear, inputs: [x]}\n") ==
         "g.yaml:4:5: op 'l' (linear): features: missing: with one input, linear declares its "
         "weight [K, features]");
+  // requantize: a scale is required and positive; the result is int8 or int16; the input an
+  // accumulator type.
+  const std::string acc = "tensors:\n  - {name: a, shape: [4], dtype: int32, role: input}\nops:\n";
+  CHECK(error_of(acc + "  - {name: q, op: requantize, inputs: [a]}\n") ==
+        "g.yaml:4:5: op 'q' (requantize): scale: missing: requantize multiplies by it before "
+        "rounding");
+  CHECK(error_of(acc + "  - {name: q, op: requantize, inputs: [a], scale: 0}\n") ==
+        "g.yaml:4:5: op 'q' (requantize): scale must be a finite number above 0, got 0.000000");
+  CHECK(error_of(acc + "  - {name: q, op: requantize, inputs: [a], scale: 1, to: int32}\n") ==
+        "g.yaml:4:58: op 'q' (requantize): to: expected int8 or int16, got 'int32'");
+  CHECK(error_of(head + "  - {name: q, op: requantize, inputs: [x], scale: 1}\n") ==
+        "g.yaml:4:5: op 'q' (requantize): needs an int32 or fp32 input (an accumulator), got bf16");
   // A scalar has no last dimension to normalise (not "expects 3 inputs").
   const std::string scalar = "tensors:\n  - {name: s, shape: [], role: input}\nops:\n";
   CHECK(error_of(scalar + "  - {name: n, op: layernorm, inputs: [s]}\n") ==
