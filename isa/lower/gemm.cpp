@@ -343,7 +343,8 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
         else if (!dtype_is_integer(p.out_dtype) || p.out_dtype == DType::kInt32)
           e.vector(VectorOp::kCast, p.out_dtype, cur, rows, cols, out, acc);
         else
-          e.vector(VectorOp::kRequantize, p.out_dtype, cur, rows, cols, out, acc, {}, 1.0f);
+          e.vector(VectorOp::kRequantize, p.out_dtype, cur, rows, cols, out, acc, {},
+                   ctx.epilogue_scale);
       }
       if (ti + 2 < mine.size()) acc_empty[a].post(e);
       out_full[a].post(e);

@@ -80,7 +80,8 @@ namespace {
 bool is_mxu_op(const Op& op) { return op.kind == OpKind::kMatmul || op.kind == OpKind::kConv2d; }
 
 bool is_epilogue_kind(OpKind k) {
-  return k == OpKind::kBias || k == OpKind::kRelu || k == OpKind::kRelu6 || k == OpKind::kGelu;
+  return k == OpKind::kBias || k == OpKind::kRelu || k == OpKind::kRelu6 || k == OpKind::kGelu ||
+         k == OpKind::kRequantize;
 }
 
 // The graph's MXU operand type: its first MXU operator's input's.
@@ -203,6 +204,7 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
   // directly follow it and are the only readers of its result.
   std::vector<std::vector<OpKind>> epilogue(graph.ops.size());
   std::vector<std::optional<TensorId>> epilogue_bias(graph.ops.size());
+  std::vector<float> epilogue_scale(graph.ops.size(), 1.0f);
   std::vector<TensorId> result(graph.ops.size());
   std::vector<bool> fused(graph.ops.size(), false);
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {
@@ -223,6 +225,11 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
         epilogue[i].push_back(next.kind);
       fused[j] = true;
       result[i] = next.output;
+      // The read-out ends in the narrow type: what follows runs on its own.
+      if (next.kind == OpKind::kRequantize) {
+        epilogue_scale[i] = static_cast<float>(next.attrs.scale);
+        break;
+      }
     }
   }
 
@@ -397,6 +404,7 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
     ctx.next_mxu = next_mxu;
     for (TensorId t : op.inputs) ctx.inputs.push_back(&placed[t]);
     if (epilogue_bias[i]) ctx.epilogue_bias = &placed[*epilogue_bias[i]];
+    ctx.epilogue_scale = epilogue_scale[i];
     // Lowering again at another window asks for the same constants: they are made once.
     ctx.constant = [&](const std::string& cname, workloads::Shape shape, TensorInit init,
                        double value) {

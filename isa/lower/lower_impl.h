@@ -20,7 +20,7 @@ struct OpContext {
   const workloads::Op& op;
   std::vector<const TensorPlacement*> inputs;  // placements of op.inputs, in order
   const TensorPlacement* output = nullptr;     // where the (possibly fused) result goes
-  // Operators folded into this one's read-out (bias, relu, relu6, gelu), in order.
+  // Operators folded into this one's read-out (bias, relu, relu6, gelu, requantize), in order.
   std::vector<workloads::OpKind> epilogue;
   const TensorPlacement* epilogue_bias = nullptr;
   DType mxu_dtype = DType::kBf16;
@@ -29,6 +29,8 @@ struct OpContext {
   std::function<const TensorPlacement*(const std::string& name, workloads::Shape shape,
                                        TensorInit init, double value)>
       constant;
+  // A requantize ending the epilogue: the scale the read-out multiplies by before narrowing.
+  float epilogue_scale = 1.0f;
 
   // Where this operator's vmem and accmem buffers and its semaphores start, and how much of each
   // it used (README "Operator overlap"). The planners see the whole memories and

@@ -52,12 +52,12 @@ inline VectorOperand dense(Address a, std::uint64_t cols, DType t) {
 
 // Writes an fp32 tile out as `dtype`: a move, a cast, or (narrow integers) a requantize.
 inline void narrow(Emitter& e, std::uint64_t rows, std::uint64_t cols, VectorOperand f32,
-                   Address out, DType dtype) {
+                   Address out, DType dtype, float scale = 1.0f) {
   const VectorOperand dst = dense(out, cols, dtype);
   if (dtype == DType::kFp32)
     e.vector(VectorOp::kMove, DType::kFp32, DType::kFp32, u32(rows), u32(cols), dst, f32);
   else if (dtype_is_integer(dtype) && dtype != DType::kInt32)
-    e.vector(VectorOp::kRequantize, dtype, DType::kFp32, u32(rows), u32(cols), dst, f32, {}, 1.0f);
+    e.vector(VectorOp::kRequantize, dtype, DType::kFp32, u32(rows), u32(cols), dst, f32, {}, scale);
   else
     e.vector(VectorOp::kCast, dtype, DType::kFp32, u32(rows), u32(cols), dst, f32);
 }

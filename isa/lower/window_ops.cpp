@@ -96,6 +96,7 @@ void lower_window(OpContext& ctx) {
   const DType xt = x.dtype, ot = out.dtype;
   const std::uint64_t eo = dtype_bytes(out.dtype);
   const std::vector<OpKind> epilogue = ctx.epilogue;
+  const float scale = ctx.epilogue_scale;  // a fused requantize's; 1 otherwise
   for (std::uint64_t c0 = 0; c0 < c; c0 += cb) {
     const std::uint64_t n_ch = std::min(cb, c - c0);
     OnChip block_vmem = vmem;
@@ -181,7 +182,7 @@ void lower_window(OpContext& ctx) {
           e.vector(VectorOp::kMin, kF32, kF32, n_out, cols, A, A, {offset(six, c0 * 4), 0});
         if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, kF32, kF32, n_out, cols, A, A);
       }
-      narrow(e, t.rows * ow, n_ch, A, o, ot);
+      narrow(e, t.rows * ow, n_ch, A, o, ot, scale);
     };
     p.description = std::to_string(kh) + "x" + std::to_string(kw) +
                     " window, one vector op per tap and output row" +

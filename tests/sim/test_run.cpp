@@ -334,6 +334,24 @@ ops:
     CHECK(o.compared == 16 * 32);
     CHECK(o.worst == 0);
   }
+  // Fused into a depthwise convolution's read-out on the vector unit, and on its own when its
+  // input has a second reader.
+  const Outcome dw = run_and_compare("gemmini-16x16", R"(name: int8_dw
+dtype: int8
+tensors:
+  - {name: x, shape: [1, 6, 6, 8], role: input}
+  - {name: y, shape: [1, 6, 6, 8], role: output}
+  - {name: s, shape: [1, 6, 6, 8], role: output}
+ops:
+  - {name: d, op: conv2d, inputs: [x], filters: 8, kernel: 3, groups: 8, padding: 1}
+  - {name: y, op: requantize, inputs: [d], scale: 0.05}
+  - {name: c, op: conv2d, inputs: [x], filters: 8, kernel: 1}
+  - {name: s, op: requantize, inputs: [c], scale: 0.1, to: int8}
+  - {name: c2, op: relu, inputs: [c]}
+)");
+  REQUIRE(dw.exit_code == 0);
+  CHECK(dw.nonzero > 0);
+  CHECK(dw.worst == 0);
 }
 
 TEST_CASE("run: fp32 gelu is the tanh form the graph format defines", "[run]") {
