@@ -427,6 +427,7 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
       plan = unplanned;
       ctx.base = base;
       ctx.used = {};
+      ctx.row_pipelines = 0;
       e.begin_op(plan.kind, name);
       try {
         lower_op(ctx, options);

@@ -31,6 +31,8 @@ struct OpContext {
       constant;
   // A requantize ending the epilogue: the scale the read-out multiplies by before narrowing.
   float epilogue_scale = 1.0f;
+  // Row pipelines this operator emitted so far (several reuse one set of buffers).
+  std::uint32_t row_pipelines = 0;
 
   // Where this operator's vmem and accmem buffers and its semaphores start, and how much of each
   // it used (README "Operator overlap"). The planners see the whole memories and

@@ -68,6 +68,14 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
       out_full[b] = pool.handoff(vpu, dmas);
       out_empty[b] = pool.handoff(dmas, vpu);
     }
+    if (ctx.row_pipelines > 0) {
+      // An earlier pipeline of this operator used the same buffers, and its last stores may
+      // still read them on another engine: every engine waits until all have finished. (Its
+      // semaphores come after the buffers' hand-offs, which an earlier pipeline may still use.)
+      const Handoff drained = pool.handoff(dmas, dmas);
+      drained.post(e);
+      drained.take(e);
+    }
     if (!p.preloads.empty()) {
       const Handoff ready = pool.handoff({dmas.front()}, vpu);
       for (const Preload& pre : p.preloads) {
@@ -122,6 +130,7 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
       store(s);
     }
   }
+  ++ctx.row_pipelines;
   OpPlan& plan = ctx.plan;
   plan.tile =
       std::to_string(max_rows) + " rows per tile, " + std::to_string(tiles.size()) + " tiles";

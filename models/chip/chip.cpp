@@ -49,9 +49,14 @@ std::string Chip::deadlock_report() const {
   for (const auto& core : cores_) {
     if (core->sequencer().done()) continue;
     const std::uint32_t next = core->sequencer().next_instruction();
+    if (next == kNoInstruction) {
+      report += " core " + std::to_string(core->id()) +
+                " dispatched every instruction, and a unit still waits on a semaphore;";
+      continue;
+    }
     report += " core " + std::to_string(core->id()) + " stopped at instruction #" +
               std::to_string(next);
-    if (next != kNoInstruction) {
+    {
       const isa::Instruction& inst = ctx_.program.instructions[next];
       report += " (" + inst.mnemonic();
       if (inst.line > 0) report += ", line " + std::to_string(inst.line);

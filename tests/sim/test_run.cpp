@@ -354,6 +354,23 @@ ops:
   CHECK(dw.worst == 0);
 }
 
+TEST_CASE("run: a concat along a leading axis copies each input whole (no buffer race)", "[run]") {
+  // One copy pipeline per input, on the same vmem buffers: x's first loads (another DMA engine)
+  // overwrote y's buffer while y's last store still read it, and c[1, :58] held x's values.
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: concat_rows
+dtype: bf16
+tensors:
+  - {name: x, shape: [2, 116, 103], role: input}
+  - {name: y, shape: [2, 58, 103], role: input}
+  - {name: c, shape: [2, 174, 103], role: output}
+ops:
+  - {name: c, op: concat, inputs: [y, x], axis: 1}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.compared == 2 * 174 * 103);
+  CHECK(o.worst == 0);
+}
+
 TEST_CASE("run: fp32 gelu is the tanh form the graph format defines", "[run]") {
   // The erf form differs by up to about 1.5e-4 around |x| = 2.
   const Outcome o = run_and_compare("tpu-v4i", R"(name: gelu
