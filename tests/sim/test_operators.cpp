@@ -1,0 +1,179 @@
+// Operator semantics at their edges, each case first found wrong by differential testing
+// against a NumPy reference (session 7's fuzzing rounds): scalars, halo'd batched matmuls, int8
+// on the vector unit, requantize, concat buffers, gelu's form, graphs without MXU operators.
+// Expected values come from the reference evaluator of workloads/ (run_support.h).
+
+#include <catch2/catch.hpp>
+
+#include "tests/sim/run_support.h"
+
+namespace {
+
+using tpusim::test::Outcome;
+using tpusim::test::run_and_compare;
+
+}  // namespace
+
+TEST_CASE("run: scalar tensors: a scalar operand broadcasts over rows, a scalar relu runs",
+          "[run]") {
+  // The scalar is one element in HBM: the row it is added to must see it in every column (a
+  // run that read the neighbouring bytes as the rest of the row would differ after column 0).
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: scalars
+dtype: bf16
+tensors:
+  - {name: x, shape: [4, 256], role: input}
+  - {name: s, shape: [], role: weight}
+  - {name: t, shape: [], role: input}
+  - {name: y, shape: [4, 256], role: output}
+  - {name: z, shape: [], role: output}
+ops:
+  - {name: a, op: add, inputs: [x, s]}
+  - {name: y, op: mul, inputs: [a, s]}
+  - {name: z, op: relu, inputs: [t]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 4 * 256 + 1);
+  CHECK(o.worst < 1.0 / 64);
+}
+
+TEST_CASE("run: batched matmuls read and write tensors stored with a convolution's halo", "[run]") {
+  // x feeds a padded convolution, so it is stored with a border; as a batched matmul's A its
+  // matrices are not dense blocks (every value of y was wrong). y likewise as a matmul's output.
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: halos
+dtype: bf16
+tensors:
+  - {name: x, shape: [1, 2, 6, 3], role: input}
+  - {name: b, shape: [1, 2, 3, 5], role: weight}
+  - {name: b2, shape: [1, 2, 5, 4], role: weight}
+  - {name: c, shape: [1, 2, 6, 4], role: output}
+  - {name: z, shape: [1, 2, 6, 4], role: output}
+ops:
+  - {name: c, op: conv2d, inputs: [x], filters: 4, kernel: 3, padding: 1}
+  - {name: y, op: matmul, inputs: [x, b]}
+  - {name: y2, op: matmul, inputs: [y, b2]}
+  - {name: z, op: conv2d, inputs: [y2], filters: 4, kernel: 3, padding: 1}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 2 * 2 * 6 * 4);
+  CHECK(o.worst < 1.0 / 32);
+}
+
+TEST_CASE("run: int8 on the vector unit is exact: wrapping products, padded max pool, relu6",
+          "[run]") {
+  // x * x * x wraps in int8 (through fp32 it saturated at 127); the max pool's border must
+  // lose to negative values (it read as 0); relu6 after an int8 linear leaves int32 (it was
+  // compiled to an invalid requantize).
+  const Outcome o = run_and_compare("teach-4x4", R"(name: int8s
+dtype: int8
+tensors:
+  - {name: x, shape: [1, 3, 3, 4], role: input}
+  - {name: y, shape: [1, 3, 3, 4], role: output}
+  - {name: p, shape: [1, 2, 2, 4], role: output}
+  - {name: z, shape: [1, 3, 3, 4], dtype: int32, role: output}
+ops:
+  - {name: sq, op: mul, inputs: [x, x]}
+  - {name: y, op: mul, inputs: [sq, x]}
+  - {name: p, op: max_pool, inputs: [x], kernel: 2, stride: 2, padding: 1}
+  - {name: fc, op: linear, inputs: [x], features: 4}
+  - {name: z, op: relu6, inputs: [fc]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 36 + 16 + 36);
+  CHECK(o.worst == 0);
+}
+
+TEST_CASE("run: an int8 MLP requantized between layers is exact on every int8 chip", "[run]") {
+  // Each layer's int32 result is scaled back to int8 (what TPUv1's Activate does), so the next
+  // layer multiplies int8 again; tpu-v1 runs it functionally, not as a bf16 stand-in.
+  const std::string mlp = R"(name: int8_mlp
+dtype: int8
+tensors:
+  - {name: x, shape: [16, 64], role: input}
+  - {name: y, shape: [16, 32], role: output}
+ops:
+  - {name: fc1, op: linear, inputs: [x], features: 64}
+  - {name: r1, op: relu, inputs: [fc1]}
+  - {name: q1, op: requantize, inputs: [r1], scale: 0.01}
+  - {name: fc2, op: linear, inputs: [q1], features: 32}
+  - {name: y, op: requantize, inputs: [fc2], scale: 0.02, to: int8}
+)";
+  for (const char* chip : {"teach-4x4", "tpu-v1", "gemmini-16x16", "tpu-v4i"}) {
+    INFO(chip);
+    const Outcome o = run_and_compare(chip, mlp);
+    REQUIRE(o.exit_code == 0);
+    CHECK(o.nonzero > 0);
+    CHECK(o.compared == 16 * 32);
+    CHECK(o.worst == 0);
+  }
+  // Fused into a depthwise convolution's read-out on the vector unit, and on its own when its
+  // input has a second reader.
+  const Outcome dw = run_and_compare("gemmini-16x16", R"(name: int8_dw
+dtype: int8
+tensors:
+  - {name: x, shape: [1, 6, 6, 8], role: input}
+  - {name: y, shape: [1, 6, 6, 8], role: output}
+  - {name: s, shape: [1, 6, 6, 8], role: output}
+ops:
+  - {name: d, op: conv2d, inputs: [x], filters: 8, kernel: 3, groups: 8, padding: 1}
+  - {name: y, op: requantize, inputs: [d], scale: 0.05}
+  - {name: c, op: conv2d, inputs: [x], filters: 8, kernel: 1}
+  - {name: s, op: requantize, inputs: [c], scale: 0.1, to: int8}
+  - {name: c2, op: relu, inputs: [c]}
+)");
+  REQUIRE(dw.exit_code == 0);
+  CHECK(dw.nonzero > 0);
+  CHECK(dw.worst == 0);
+}
+
+TEST_CASE("run: a concat along a leading axis copies each input whole (no buffer race)", "[run]") {
+  // One copy pipeline per input, on the same vmem buffers: x's first loads (another DMA engine)
+  // overwrote y's buffer while y's last store still read it, and c[1, :58] held x's values.
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: concat_rows
+dtype: bf16
+tensors:
+  - {name: x, shape: [2, 116, 103], role: input}
+  - {name: y, shape: [2, 58, 103], role: input}
+  - {name: c, shape: [2, 174, 103], role: output}
+ops:
+  - {name: c, op: concat, inputs: [y, x], axis: 1}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.compared == 2 * 174 * 103);
+  CHECK(o.worst == 0);
+}
+
+TEST_CASE("run: fp32 gelu is the tanh form the graph format defines", "[run]") {
+  // The erf form differs by up to about 1.5e-4 around |x| = 2.
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: gelu
+dtype: fp32
+tensors:
+  - {name: x, shape: [8, 256], role: input}
+  - {name: y, shape: [8, 256], role: output}
+ops:
+  - {name: s, op: mul, inputs: [x, x]}
+  - {name: y, op: gelu, inputs: [s]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.worst < 1e-6);
+}
+
+TEST_CASE("run: a graph without MXU operators whose types the chip lacks is timing only",
+          "[run][errors]") {
+  // A bf16 relu on an int8-only chip was lowered as int8 without a word, and computed zeros.
+  const Outcome o = run_and_compare("teach-4x4", R"(name: relu_only
+dtype: bf16
+tensors:
+  - {name: x, shape: [4, 4], role: input}
+  - {name: y, shape: [4, 4], role: output}
+ops:
+  - {name: y, op: relu, inputs: [x]}
+)");
+  CHECK(o.exit_code == 2);
+  CHECK(o.err ==
+        "error: --functional: the graph's bf16 tensors were lowered as int8, the type of "
+        "teach-4x4's MXU side (timing only)\n");
+}
