@@ -269,9 +269,9 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
     // A graph without an MXU operator gets no note from choose_mxu_dtype(); its tensors may
     // still cross to the MXU's side (a bf16 relu on an int8 chip), which computes other values.
     if (p.dtype != t.dtype && out.dtype_note.empty())
-      out.dtype_note = "the graph's " + std::string(dtype_name(t.dtype)) +
-                       " tensors were lowered as " + std::string(dtype_name(p.dtype)) +
-                       ", the type of " + chip.name + "'s MXU side (timing only)";
+      out.dtype_note = "the graph's " + std::string(dtype_name(t.dtype)) + " is not a type of " +
+                       chip.name + "'s MXU side; tensors were lowered as " +
+                       std::string(dtype_name(p.dtype)) + " (timing only)";
     p.shape = t.shape;
     p.role = t.role;
     p.init = (t.role == TensorRole::kInput || t.role == TensorRole::kWeight) ? TensorInit::kData

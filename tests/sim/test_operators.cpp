@@ -174,6 +174,6 @@ ops:
 )");
   CHECK(o.exit_code == 2);
   CHECK(o.err ==
-        "error: --functional: the graph's bf16 tensors were lowered as int8, the type of "
-        "teach-4x4's MXU side (timing only)\n");
+        "error: --functional: the graph's bf16 is not a type of teach-4x4's MXU side; tensors "
+        "were lowered as int8 (timing only)\n");
 }
