@@ -121,10 +121,11 @@ def pareto_front(points):
     return front
 
 
-def minor_log_formatter(unit, ratio):
+def minor_log_formatter(unit, ratio, axis):
     """Labels for a log axis's minor ticks (2..9 x 10^k): all of them within a decade, 2 and 5
     within about two, none beyond, so that a narrow range still gets several labels."""
     eng = pc.formatter_for(unit)
+    eng.set_axis(axis)  # a percent formatter reads its axis's range
     keep = range(2, 10) if ratio < 8 else (2, 5) if ratio < 60 else ()
 
     def label(v, pos):
@@ -258,7 +259,7 @@ def main():
                 # Within about a decade the major (power of ten) ticks are one or none: label
                 # the minor ones too.
                 values = xs if axis is ax.xaxis else ys
-                axis.set_minor_formatter(minor_log_formatter(unit, max(values) / min(values)))
+                axis.set_minor_formatter(minor_log_formatter(unit, max(values) / min(values), axis))
             if column in METRICS and (axis is ax.yaxis or x_numeric):
                 axis.set_major_formatter(pc.formatter_for(unit))
         distinct = sorted(set(xs))

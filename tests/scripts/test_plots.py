@@ -247,6 +247,13 @@ class SweepTests(unittest.TestCase):
             self.assertIn("(17 points, 1 failed skipped)", r.stdout)
             check(self, out)
 
+    def test_a_fraction_on_a_log_axis(self):
+        # Its minor-tick labels are percents, which need the axis (this crashed with a traceback).
+        out = os.path.join(self.dir, "util.png")
+        r = self.plot("--x", "core.mxu.rows", "--y", "mxu_utilization", "--logy", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        check_png(self, out)
+
     def test_categorical_axis_and_one_workload(self):
         out = os.path.join(self.dir, "df.png")
         r = self.plot("--x", "core.mxu.dataflow", "--y", "edp_js", "--hue", "core.mxu.rows",
