@@ -278,10 +278,12 @@ void DramController::issue_row(const Choice& c) {
     s.state |= c.cmd == DramCommand::kActivate ? kStarted : kStarted | kConflict;
     ++(c.cmd == DramCommand::kActivate ? stats_.row_misses : stats_.row_conflicts);
   }
-  if (c.cmd == DramCommand::kActivate)
+  if (c.cmd == DramCommand::kActivate) {
     channel_.issue_activate(c.bank, s.group, s.row, c.at);
-  else
+    ++transfers_[s.transfer & transfer_mask_].activates;
+  } else {
     channel_.issue_precharge(c.bank, c.at);
+  }
   rebuild(c.bank);  // the open row changed
   row_floor_known_ = false;
 }

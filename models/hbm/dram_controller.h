@@ -69,6 +69,10 @@ class DramController {
     std::uint64_t first_done = ~std::uint64_t{0};  // earliest cycle a burst's data crossed the bus
     std::uint64_t last_done = 0;                   // latest
     std::uint32_t hits = 0, misses = 0, conflicts = 0;  // by the first command each burst needed
+    // ACT commands issued for its bursts. Not misses + conflicts: a refresh that closes a row
+    // before a started burst's column command costs it a second ACT, and a row opened for one
+    // burst may serve another that had already counted its own precharge.
+    std::uint32_t activates = 0;
     bool released = false;
   };
 

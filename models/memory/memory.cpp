@@ -183,6 +183,8 @@ bool Memory::dram_decide(Transaction& t) {
     s.row_hits += r.hits;
     s.row_misses += r.misses;
     s.row_conflicts += r.conflicts;
+    s.activates += r.activates;
+    s.burst_bytes += std::uint64_t{r.bursts} * address_map_.burst_bytes();
     controller.release(p.transfer);
     const std::uint32_t there = noc_.memory_node(p.channel);
     const double tail = double(last) / dram_ck_hz_;

@@ -38,6 +38,8 @@ struct MemoryStats {
   std::uint64_t latency_ps = 0;  // summed request latency (arrival to last byte)
   // memory.model hbm: the row outcome of each burst, so activation energy is per operator
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
+  // memory.model hbm: ACT commands and bytes on the DRAM data bus (whole bursts), for energy
+  std::uint64_t activates = 0, burst_bytes = 0;
   std::uint64_t noc_byte_hops = 0;  // bytes x links crossed, for NoC energy
 
   template <class V>
@@ -49,6 +51,8 @@ struct MemoryStats {
     v("row_hits", row_hits, "", "bursts that found their row open (model hbm)");
     v("row_misses", row_misses, "", "bursts that activated a closed bank (model hbm)");
     v("row_conflicts", row_conflicts, "", "bursts that closed another row first (model hbm)");
+    v("activates", activates, "", "ACT commands issued for its bursts (model hbm)");
+    v("burst_bytes", burst_bytes, "B", "bytes the DRAM data bus moved: whole bursts (model hbm)");
     v("noc_byte_hops", noc_byte_hops, "B", "bytes times interconnect hops they crossed");
   }
 };

@@ -118,20 +118,22 @@ EnergyBreakdown dynamic_energy(const ChipSpec& chip, const std::vector<UnitStats
       e.sram += double(get(u, "read_bytes")) * sram_pj_per_byte(table, macro, false) +
                 double(get(u, "write_bytes")) * sram_pj_per_byte(table, macro, true);
     } else if (u.kind == "memory") {
-      const double bits = 8.0 * double(get(u, "read_bytes") + get(u, "write_bytes"));
       const auto it = table.dram_per_bit.find(chip.memory.hbm.standard);
       const double per_bit = it != table.dram_per_bit.end() ? it->second.value() : 0;
       if (chip.memory.model == MemoryModel::kHbm) {
         // dram_per_bit is read as the cost of a stream that uses each activated page whole
         // (configs/README.md): its activation share, one activate_energy per page, is
-        // replaced by the activates the bank model counted, so nothing is charged twice.
+        // replaced by the ACT commands the bank model issued, so nothing is charged twice.
+        // The bits are those the data bus moved: a burst toggles all of its pins however
+        // few of its bytes were asked for.
         const DramSpec& d = chip.memory.hbm;
         const double act = d.activate_energy.value();
         const double page_bits = 8.0 * double(d.columns) * double(d.burst_bytes().value());
-        const double activates = double(get(u, "row_misses") + get(u, "row_conflicts"));
-        e.hbm += bits * std::max(0.0, per_bit - act / page_bits) + activates * act;
+        const double bits = 8.0 * double(get(u, "burst_bytes"));
+        e.hbm +=
+            bits * std::max(0.0, per_bit - act / page_bits) + double(get(u, "activates")) * act;
       } else {
-        e.hbm += bits * per_bit;
+        e.hbm += 8.0 * double(get(u, "read_bytes") + get(u, "write_bytes")) * per_bit;
       }
       e.noc += 8.0 * double(get(u, "noc_byte_hops")) * table.noc_per_bit_hop.value();
     }
@@ -193,13 +195,15 @@ void derive_memory_system(const ChipSpec& chip, const std::vector<UnitStats>& un
 
 Report derive_report(const ChipSpec& chip, const isa::Program& program,
                      std::vector<UnitStats> units, const std::vector<models::OpSpan>& spans,
-                     std::uint64_t cycles, std::uint64_t end_ps) {
+                     std::uint64_t cycles) {
   Report r;
   r.chip = chip.name;
   r.workload = program.file_name;
   r.cycles = cycles;
   r.clock_hz = chip.clock.value();
-  r.seconds = double(end_ps) * 1e-12;
+  // From the cycles, not SystemC's end time: its period is a whole number of femtoseconds, so
+  // over millions of cycles the two drift apart by a few cycles.
+  r.seconds = double(cycles) / r.clock_hz;
   const double array_pes = double(chip.core.mxu.rows) * chip.core.mxu.cols;
   const double all_pes = array_pes * chip.core.mxu.count * chip.cores;
 
@@ -219,7 +223,8 @@ Report derive_report(const ChipSpec& chip, const isa::Program& program,
       r.vmem_write_bytes += u.get("write_bytes");
     }
   }
-  r.noc_bytes = r.hbm_read_bytes + r.hbm_write_bytes;
+  // Ideal memory is reached without crossing the interconnect.
+  if (chip.memory.model != MemoryModel::kIdeal) r.noc_bytes = r.hbm_read_bytes + r.hbm_write_bytes;
   if (cycles > 0) {
     r.mxu_utilization = used_pe_cycles / (all_pes * double(cycles));
     r.vpu_utilization = vpu_busy / (double(chip.cores) * double(cycles));
@@ -228,7 +233,8 @@ Report derive_report(const ChipSpec& chip, const isa::Program& program,
                              ? chip.memory.hbm.peak_bandwidth().value()
                              : chip.memory.bandwidth.bytes_per_second(chip.clock).value();
   if (r.seconds > 0 && chip.memory.model != MemoryModel::kIdeal)
-    r.memory_bandwidth_utilization = double(r.noc_bytes) / (peak_bw * r.seconds);
+    r.memory_bandwidth_utilization =
+        double(r.hbm_read_bytes + r.hbm_write_bytes) / (peak_bw * r.seconds);
   for (const auto& precision : chip.core.mxu.precisions)
     r.peak_macs_per_second.emplace_back(dtype_name(precision.first),
                                         chip.peak_macs_per_second(precision.first));

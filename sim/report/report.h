@@ -113,7 +113,7 @@ std::vector<UnitStats> collect_stats(const std::vector<models::StatsSource>& sou
 // Derives every figure of the report from the raw counters.
 Report derive_report(const ChipSpec& chip, const isa::Program& program,
                      std::vector<UnitStats> units, const std::vector<models::OpSpan>& spans,
-                     std::uint64_t cycles, std::uint64_t end_ps);
+                     std::uint64_t cycles);
 
 // SRAM access energy per byte for a macro of `macro_bytes`, interpolated in log(size) between
 // the table's points and held constant beyond its ends.

@@ -122,7 +122,7 @@ int simulate(const SimulateRequest& request) {
 
   Report report = derive_report(chip.spec, request.program,
                                 collect_stats(model.stats_sources(), request.program.ops.size()),
-                                trace.op_spans(), result.cycles, ctx.ps(result.end));
+                                trace.op_spans(), result.cycles);
   report.config = chip.resolved;
   if (!request.workload.empty()) report.workload = request.workload;
   report.wall_seconds =

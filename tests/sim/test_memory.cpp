@@ -244,8 +244,9 @@ TEST_CASE("memory: activation energy replaces dram_per_bit's page share, never a
   json memory;
   for (const json& u : hbm["units"])
     if (u["kind"] == "memory") memory = u["stats"];
-  const double activates =
-      memory["row_misses"].get<double>() + memory["row_conflicts"].get<double>();
+  const double activates = memory["activates"].get<double>();
+  // Every transfer of the stream fills its bursts.
+  CHECK(memory["burst_bytes"].get<double>() == bits / 8);
   CHECK(hbm["energy_pj"]["hbm"].get<double>() ==
         Approx(bits * (per_bit - act / page_bits) + activates * act));
   CHECK(simple["energy_pj"]["hbm"].get<double>() == Approx(bits * per_bit));
@@ -254,4 +255,52 @@ TEST_CASE("memory: activation energy replaces dram_per_bit's page share, never a
   CHECK(hbm["energy_pj"]["hbm"].get<double>() == Approx(bits * per_bit).epsilon(0.01));
   // Every byte crosses the crossbar once.
   CHECK(hbm["energy_pj"]["noc"].get<double>() == Approx(bits * noc_per_bit_hop));
+}
+
+namespace {
+std::uint64_t channel_sum(const json& report, const char* field) {
+  std::uint64_t sum = 0;
+  for (const json& c : report["memory_channels"]) sum += c[field].get<std::uint64_t>();
+  return sum;
+}
+}  // namespace
+
+TEST_CASE("memory: hbm energy is charged on whole bursts and on the ACT commands issued",
+          "[memory][hbm][exec][energy]") {
+  // 16 B out of every 64 B: each chunk moves one 32 B HBM2 burst, twice the bytes asked for.
+  const double per_bit = 3.9, act = 414, page_bits = 32 * 32 * 8;
+  const std::uint64_t chunks = 8192, asked = chunks * 16, burst = 32;
+  std::ostringstream p;
+  p << ".op 0 load \"strided\"\n.core 0\nload dma0 dst=vmem:0 src=hbm:0 elem=16 count=[" << chunks
+    << "] src_stride=[64] dst_stride=[16]\nhalt\n";
+  TempDir dir;
+  const json r = exec(dir, "tpu-v4i", p.str(), "--set memory.model=hbm");
+  json memory;
+  for (const json& u : r["units"])
+    if (u["kind"] == "memory") memory = u["stats"];
+  CHECK(r["traffic_bytes"]["hbm_read"].get<std::uint64_t>() == asked);
+  CHECK(memory["burst_bytes"].get<std::uint64_t>() == chunks * burst);
+  CHECK(channel_sum(r, "read_bytes") == chunks * burst);
+  // The operators' ACTs are the channels' (a refresh may add ACTs beyond misses + conflicts).
+  const std::uint64_t activates = memory["activates"].get<std::uint64_t>();
+  CHECK(activates == channel_sum(r, "activates"));
+  // Each touched page at least once: the 512 KiB range holds 512 pages of 1 KiB, and a 64 B
+  // stride (two bursts) touches only bank groups 0 and 2, the lowest address field.
+  CHECK(activates >= chunks * 64 / 1024 / 2);
+  CHECK(r["energy_pj"]["hbm"].get<double>() ==
+        Approx(8.0 * chunks * burst * (per_bit - act / page_bits) + double(activates) * act));
+}
+
+TEST_CASE("report: seconds are cycles at the nominal clock, ideal memory has no NoC traffic",
+          "[memory][exec]") {
+  TempDir a, b;
+  const std::string program = stream_program(1 << 20);
+  const json simple = exec(a, "tpu-v4i", program, "");  // 1.05 GHz: a period of 952380.95 fs
+  CHECK(simple["seconds"].get<double>() ==
+        double(simple["cycles"].get<std::uint64_t>()) / simple["clock_hz"].get<double>());
+  CHECK(simple["traffic_bytes"]["noc"].get<std::uint64_t>() == 1 << 20);
+  const json ideal = exec(b, "tpu-v4i", program, "--set memory.model=ideal");
+  CHECK(ideal["traffic_bytes"]["hbm_read"].get<std::uint64_t>() == 1 << 20);
+  CHECK(ideal["traffic_bytes"]["noc"].get<std::uint64_t>() == 0);
+  CHECK(ideal["noc_links"].empty());
 }
