@@ -123,7 +123,11 @@ def read_trace(path):
                 path, *key))
     if not names:
         raise InputError("%s: no unit tracks (no thread_name events in 'traceEvents')" % path)
-    return {names[k]: intervals.get(k, []) for k in sorted(names, key=lambda k: names[k])}
+    # A unit whose events overlap spreads them over several threads of one name (its lanes).
+    tracks = {}
+    for k in sorted(names, key=lambda k: (names[k], k)):
+        tracks.setdefault(names[k], []).extend(intervals.get(k, []))
+    return tracks
 
 
 def busy_fraction(intervals, edges):

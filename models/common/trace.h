@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tpusim::models {
@@ -40,8 +41,9 @@ class TraceRecorder {
     extend_span(op, start_ps, end_ps);
     if (enabled_ && end_ps > start_ps) events_.push_back({track, instruction, op, start_ps, end_ps});
   }
-  // For units whose activity comes in many small back-to-back pieces (memory channels): extends
-  // the track's last interval when the new one touches it, so a stream is one event, not thousands.
+  // For units whose activity comes in many small overlapping pieces (the memory's transactions):
+  // extends the last interval of the track and operator when the new one touches it, so a
+  // stream is one event, not thousands.
   void record_merged(std::uint32_t track, std::uint32_t op, std::uint64_t start_ps,
                      std::uint64_t end_ps);
 
@@ -53,7 +55,7 @@ class TraceRecorder {
   bool enabled_;
   std::vector<std::string> tracks_;
   std::vector<TraceEvent> events_;
-  std::vector<std::size_t> last_event_of_track_;
+  std::unordered_map<std::uint64_t, std::size_t> last_merged_;  // by (track, op): event index
   std::vector<OpSpan> spans_;
 
   void extend_span(std::uint32_t op, std::uint64_t start_ps, std::uint64_t end_ps) {

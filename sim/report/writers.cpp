@@ -272,10 +272,47 @@ std::string ops_csv(const Report& r) {
   return out.str();
 }
 
+namespace {
+// A unit overlaps consecutive instructions (a DMA engine keeps chunks of several descriptors in
+// flight; an MXU streams the next matmul while the last drains), but events on one trace thread
+// must nest. Each track's events are dealt into lanes, each event to the lowest lane free at its
+// start, so no two events of a lane overlap. Returns each event's lane and each track's lane count.
+struct Lanes {
+  std::vector<std::uint32_t> of_event;
+  std::vector<std::uint32_t> per_track;
+};
+Lanes assign_lanes(const models::TraceRecorder& trace) {
+  const std::vector<models::TraceEvent>& events = trace.events();
+  Lanes lanes;
+  lanes.of_event.assign(events.size(), 0);
+  lanes.per_track.assign(trace.tracks().size(), 1);
+  std::vector<std::size_t> order(events.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return events[a].track != events[b].track ? events[a].track < events[b].track
+                                              : events[a].start_ps < events[b].start_ps;
+  });
+  std::vector<std::uint64_t> lane_end;  // of the track being dealt
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const models::TraceEvent& e = events[order[k]];
+    if (k == 0 || events[order[k - 1]].track != e.track) lane_end.clear();
+    std::uint32_t lane = 0;
+    while (lane < lane_end.size() && lane_end[lane] > e.start_ps) ++lane;
+    if (lane == lane_end.size()) lane_end.push_back(0);
+    lane_end[lane] = e.end_ps;
+    lanes.of_event[order[k]] = lane;
+    lanes.per_track[e.track] =
+        std::max(lanes.per_track[e.track], static_cast<std::uint32_t>(lane_end.size()));
+  }
+  return lanes;
+}
+}  // namespace
+
 std::string trace_json(const models::TraceRecorder& trace, const isa::Program& program) {
   // Streamed rather than built as a JSON document: a trace has one event per instruction, and a
   // DOM of them costs an order of magnitude more memory than the simulation itself.
-  // One process per core (and one for the chip-level memory), one thread per unit track.
+  // One process per core (and one for the chip-level memory), one thread per unit track and
+  // lane: a unit's extra lanes carry its name too, and sort right below its first.
   std::string out;
   out.reserve(64 + trace.events().size() * 140);
   const auto quoted = [](const std::string& s) { return json(s).dump(); };
@@ -284,6 +321,18 @@ std::string trace_json(const models::TraceRecorder& trace, const isa::Program& p
   const auto begin_event = [&] {
     if (!first) out += ",\n";
     first = false;
+  };
+  const Lanes lanes = assign_lanes(trace);
+  // Thread ids: lane 0 of track t is t, as before lanes; further lanes are numbered after the
+  // last track.
+  std::vector<std::uint32_t> extra_tid(trace.tracks().size());
+  std::uint32_t next_tid = static_cast<std::uint32_t>(trace.tracks().size());
+  for (std::size_t t = 0; t < extra_tid.size(); ++t) {
+    extra_tid[t] = next_tid - 1;  // lane l > 0: extra_tid + l
+    next_tid += lanes.per_track[t] - 1;
+  }
+  const auto tid_of = [&](std::uint32_t track, std::uint32_t lane) {
+    return lane == 0 ? track : extra_tid[track] + lane;
   };
   std::vector<int> pid_of(trace.tracks().size());
   for (std::size_t t = 0; t < trace.tracks().size(); ++t) {
@@ -299,19 +348,28 @@ std::string trace_json(const models::TraceRecorder& trace, const isa::Program& p
     begin_event();
     out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) +
            ",\"tid\":0,\"args\":{\"name\":" + quoted(process) + "}}";
-    begin_event();
-    out += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
-           ",\"tid\":" + std::to_string(t) + ",\"args\":{\"name\":" + quoted(path) + "}}";
+    for (std::uint32_t lane = 0; lane < lanes.per_track[t]; ++lane) {
+      const std::string thread = ",\"pid\":" + std::to_string(pid) +
+                                 ",\"tid\":" + std::to_string(tid_of(std::uint32_t(t), lane));
+      begin_event();
+      out += "{\"ph\":\"M\",\"name\":\"thread_name\"" + thread +
+             ",\"args\":{\"name\":" + quoted(path) + "}}";
+      begin_event();
+      out += "{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + thread +
+             ",\"args\":{\"sort_index\":" + std::to_string(t * 64 + std::min(lane, 63u)) + "}}";
+    }
   }
   std::vector<std::string> op_names;
   for (const isa::OpInfo& op : program.ops) op_names.push_back(quoted(op.name));
   char number[64];
-  for (const models::TraceEvent& e : trace.events()) {
+  for (std::size_t i = 0; i < trace.events().size(); ++i) {
+    const models::TraceEvent& e = trace.events()[i];
     begin_event();
     const bool has_instruction = e.instruction != models::kNoInstruction;
     out += "{\"ph\":\"X\",\"name\":";
     out += has_instruction ? quoted(program.instructions[e.instruction].mnemonic()) : "\"memory\"";
-    out += ",\"pid\":" + std::to_string(pid_of[e.track]) + ",\"tid\":" + std::to_string(e.track);
+    out += ",\"pid\":" + std::to_string(pid_of[e.track]) +
+           ",\"tid\":" + std::to_string(tid_of(e.track, lanes.of_event[i]));
     // Microseconds with picosecond precision.
     std::snprintf(number, sizeof number, ",\"ts\":%.6f,\"dur\":%.6f", double(e.start_ps) * 1e-6,
                   double(e.end_ps - e.start_ps) * 1e-6);

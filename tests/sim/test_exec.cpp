@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -267,6 +268,52 @@ TEST_CASE("exec: trace.json has a named track per unit and events on them", "[ex
                            "chip.core0.mxu0", "chip.core0.vpu", "chip.core1.mxu0", "chip.memory"})
     CHECK(tracks.count(unit) == 1);
   CHECK(busy.size() >= 3);  // dma0, mxu0 and the memory were active
+}
+
+TEST_CASE("exec: overlapping instructions of one unit go to lanes, never overlapping in one",
+          "[exec][trace]") {
+  // Short matmuls on one set of weights: each streams 4 rows, then its results drain for
+  // longer than the next takes to start, so several are in flight on mxu0 at once.
+  std::string program = kHeader + "mxu.lw mxu0 src=vmem:0 k=16 n=16 dtype=int8\n";
+  for (int i = 0; i < 8; ++i)
+    program += "mxu.mm mxu0 src=vmem:4096 dst=accmem:" + std::to_string(i * 1024) +
+               " m=4 k=16 n=16 dtype=int8\n";
+  const Run r = exec(program + "halt\n");
+  REQUIRE(r.exit_code == 0);
+  std::map<std::pair<int, int>, std::string> names;
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> spans;
+  for (const json& e : r.trace["traceEvents"]) {
+    const std::pair<int, int> key{e["pid"].get<int>(), e["tid"].get<int>()};
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      names[key] = e["args"]["name"].get<std::string>();
+    if (e["ph"] == "X") {
+      const double ts = e["ts"].get<double>();
+      spans[key].emplace_back(ts, ts + e["dur"].get<double>());
+    }
+  }
+  std::vector<std::pair<double, int>> edges;  // mxu0's starts (+1) and ends (-1)
+  std::size_t lanes = 0, events = 0;
+  for (auto& [key, list] : spans) {
+    REQUIRE(names.count(key) == 1);
+    std::sort(list.begin(), list.end());
+    for (std::size_t i = 1; i < list.size(); ++i)
+      CHECK(list[i].first >= list[i - 1].second - 1e-9);  // no overlap within a thread
+    if (names[key] != "chip.core0.mxu0") continue;
+    ++lanes;
+    events += list.size();
+    for (const auto& [start, end] : list) {
+      edges.emplace_back(start + 1e-9, 1);  // an end and a start at one time do not overlap
+      edges.emplace_back(end, -1);
+    }
+  }
+  CHECK(events == 9);
+  // Dealing each event to the lowest free lane uses as many lanes as the most events in flight
+  // at once (an interval graph is coloured optimally in start order).
+  std::sort(edges.begin(), edges.end());
+  int depth = 0, deepest = 0;
+  for (const auto& [at, step] : edges) deepest = std::max(deepest, depth += step);
+  CHECK(deepest >= 2);
+  CHECK(lanes == std::size_t(deepest));
 }
 
 TEST_CASE("exec: a program that deadlocks is rejected before it runs", "[exec][errors]") {
