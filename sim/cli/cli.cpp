@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <systemc>
-#include <spdlog/spdlog.h>
 
 #include "sim/base/errors.h"
 #include "sim/cli/chip_path.h"
@@ -240,6 +241,9 @@ int run_cli(int argc, char** argv) {
     return kExitNotImplemented;
   }
 
+  // Logs go to stderr, so that stdout holds only results (a summary, a resolved config).
+  spdlog::set_default_logger(spdlog::stderr_logger_st("tpusim"));
+  spdlog::set_pattern("tpusim: %l: %v");
   spdlog::set_level(quiet ? spdlog::level::err
                     : verbosity >= 2 ? spdlog::level::trace
                     : verbosity == 1 ? spdlog::level::debug

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "isa/checker.h"
 #include "isa/disassembler.h"
 #include "isa/lower/lower.h"
@@ -91,8 +93,11 @@ int run_run(const RunCommandArgs& args) {
     for (const std::string& o : args.overrides)
       if (o == crash) std::abort();
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
+  spdlog::debug("chip {} from {}", chip.spec.name, resolve_chip_path(args.chip));
   const std::string workload_path = resolve_workload_path(args.workload);
   const workloads::Graph graph = workloads::load_workload(workload_path);
+  spdlog::debug("workload {} from {}: {} operators, {} tensors", graph.name, workload_path,
+                graph.ops.size(), graph.tensors.size());
   if (!args.functional && !(args.inputs.empty() && args.dump.empty()))
     throw InputError("--inputs and --dump need --functional (timing mode carries no data)");
   if (!args.out.empty()) prepare_output_dir(args.out);
@@ -105,7 +110,12 @@ int run_run(const RunCommandArgs& args) {
     data = prepare_functional_data(graph, args.inputs, args.seed);
     options.index_values = data.indices;
   }
+  const auto lower_start = std::chrono::steady_clock::now();
   isa::Lowered lowered = compile_workload(chip, graph, options);
+  spdlog::debug(
+      "lowered to {} instructions in {:.3f} s", lowered.program.instructions.size(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - lower_start).count());
+  if (!lowered.dtype_note.empty()) spdlog::debug("{}", lowered.dtype_note);
   if (args.functional && !lowered.dtype_note.empty())
     throw InputError("--functional: " + lowered.dtype_note);
 

@@ -6,6 +6,8 @@
 #include <iterator>
 #include <iostream>
 
+#include <spdlog/spdlog.h>
+
 #include "isa/checker.h"
 #include "isa/program_file.h"
 #include "sim/base/errors.h"
@@ -102,6 +104,8 @@ int run_exec(const ExecCommandArgs& args) {
   if (!args.out.empty()) prepare_output_dir(args.out);
   isa::Program program = isa::read_program_file(args.program);
   isa::check(program, chip.spec);
+  spdlog::debug("program {}: {} instructions, {} operators, checked for {}", args.program,
+                program.instructions.size(), program.ops.size(), chip.spec.name);
   SimulateRequest request{chip, program};
   request.functional = args.functional;
   request.out_dir = args.out;

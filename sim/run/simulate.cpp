@@ -93,7 +93,10 @@ int simulate(const SimulateRequest& request) {
       &failure};
   models::Chip model("chip", ctx);
   if (request.functional && request.before) request.before(model.memory().store());
+  const auto sim_start = std::chrono::steady_clock::now();
   const models::RunResult result = model.run();
+  const double sim_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - sim_start).count();
   // An error a unit met while running (not implemented, say) ends the run with its own kind.
   if (failure) std::rethrow_exception(failure);
   // SystemC's time saturates at 2^63 fs (about 9,223 s) instead of overflowing: a run that
@@ -128,9 +131,14 @@ int simulate(const SimulateRequest& request) {
   report.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - request.wall_start).count();
   report.peak_rss_bytes = peak_rss_bytes();
-  if (!request.out_dir.empty()) write_outputs(request.out_dir, report, trace, request.program);
+  spdlog::debug("simulated {} cycles in {:.3f} s ({:.3g} cycles/s); {:.3f} s since start",
+                result.cycles, sim_seconds,
+                sim_seconds > 0 ? double(result.cycles) / sim_seconds : 0.0, report.wall_seconds);
+  if (!request.out_dir.empty()) {
+    write_outputs(request.out_dir, report, trace, request.program);
+    spdlog::debug("wrote report.json, ops.csv and trace.json into {}", request.out_dir);
+  }
   std::cout << terminal_summary(report);
-  spdlog::debug("simulated {} cycles in {:.3f} s wall", result.cycles, report.wall_seconds);
   return kExitOk;
 }
 
