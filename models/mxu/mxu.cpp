@@ -29,6 +29,10 @@ void Mxu::wait_until_cycle(std::uint64_t cycle) {
   if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
 }
 
+std::uint64_t Mxu::port_free_from(std::uint64_t cycle, std::uint64_t port_cycles) const {
+  return ctx_.cycles_covering(memories_.vmem->earliest_free(ctx_.cycles(cycle), port_cycles));
+}
+
 void Mxu::count_active(MxuStats& s, std::uint64_t start, std::uint64_t end) {
   const std::uint64_t from = std::max(start, active_until_);
   if (end > from) s.active_cycles += end - from;
@@ -40,12 +44,14 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   MxuStats& s = stats_[inst.op];
   const std::uint8_t* vmem = ctx_.functional ? memories_.vmem->data() : nullptr;
   if (const auto* lw = std::get_if<isa::MxuLoadWeights>(&inst.body)) {
-    const MxuLoadTiming t = engine_->load_weights(*lw, now, vmem);
+    const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
+    const std::uint64_t lw_port_cycles = port_cycles(*memories_.vmem, bytes);
+    const std::uint64_t ready = std::max(now, engine_->load_ready_at());
+    const MxuLoadTiming t = engine_->load_weights(*lw, port_free_from(ready, lw_port_cycles), vmem);
+    // Booked now, before the wait, so that another unit deciding meanwhile sees the port taken.
+    memories_.vmem->hold(ctx_.cycles(ready), lw_port_cycles, bytes, false, inst.op);
     wait_until_cycle(t.start);
     if (ctx_.functional) engine_->start_load(*lw, vmem);
-    const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
-    memories_.vmem->hold(sc_core::sc_time_stamp(), port_cycles(*memories_.vmem, bytes), bytes,
-                         false, inst.op);
     ++s.weight_loads;
     s.weight_load_cycles += t.end - t.start;
     // A ws tile shifts through the array's own registers; os and is stage it beside the array.
@@ -58,28 +64,32 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
     return;
   }
   const auto& mm = std::get<isa::MxuMatmul>(inst.body);
-  // Start no earlier than a vector-memory port can feed the array.
+  // Start no earlier than a vector-memory port can feed the array, from when the array can
+  // take the rows (booked before the wait, as for a weight load).
   const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
   const std::uint64_t input_port_cycles = port_cycles(*memories_.vmem, input_bytes);
-  const std::uint64_t port_free = ctx_.cycles_covering(
-      memories_.vmem->earliest_free(sc_core::sc_time_stamp(), input_port_cycles));
-  const std::uint64_t ready_but_weights = std::max({now, port_free, engine_->input_free_at()});
-  const MxuMatmulTiming t = engine_->matmul(mm, std::max(now, port_free), vmem);
+  const std::uint64_t ready = std::max(now, engine_->matmul_ready_at(mm.keep));
+  const std::uint64_t ready_but_weights =
+      port_free_from(std::max(now, engine_->input_free_at()), input_port_cycles);
+  const MxuMatmulTiming t = engine_->matmul(mm, port_free_from(ready, input_port_cycles), vmem);
   s.weight_stall_cycles += t.start - std::min(t.start, ready_but_weights);
+  memories_.vmem->hold(ctx_.cycles(ready), input_port_cycles, input_bytes, false, inst.op);
+  // Results leave the array a row per cycle, at the rate rows went in; the accumulator port is
+  // held for that long (a read-modify-write when accumulating), so DMA stores and VPU reads of
+  // accumulators contend with it. Held from the start; a port too narrow or too busy to take
+  // the results by the array's last row delays the instruction's completion.
+  const std::uint64_t result_bytes = std::uint64_t{mm.m} * mm.n * 4;
+  const std::uint64_t output_bytes = result_bytes * (mm.accumulate ? 2 : 1);
+  const std::uint64_t width = ctx_.spec.core.accmem.port_width.value();
+  const std::uint64_t acc_port_cycles =
+      std::max<std::uint64_t>(t.stream_cycles, (output_bytes + width - 1) / width);
+  const std::uint64_t acc_start = ctx_.cycle_of(
+      memories_.accmem->hold(ctx_.cycles(t.start), acc_port_cycles, result_bytes, true, inst.op));
+  const std::uint64_t end = std::max(t.end, acc_start + acc_port_cycles);
   wait_until_cycle(t.start);
   // Values are computed when the first row enters; whoever reads the results waits for this
   // instruction's completion through a semaphore.
   if (ctx_.functional) engine_->start_matmul(mm, vmem, memories_.accmem->data());
-  const std::uint64_t result_bytes = std::uint64_t{mm.m} * mm.n * 4;
-  const std::uint64_t output_bytes = result_bytes * (mm.accumulate ? 2 : 1);
-  memories_.vmem->hold(sc_core::sc_time_stamp(), input_port_cycles, input_bytes, false, inst.op);
-  // Results leave the array a row per cycle, at the rate rows went in; the accumulator port is
-  // held for that long (a read-modify-write when accumulating), so DMA stores and VPU reads of
-  // accumulators contend with it. Held from the start, as reservations are made in time order.
-  const std::uint64_t width = ctx_.spec.core.accmem.port_width.value();
-  const std::uint64_t acc_port_cycles =
-      std::max<std::uint64_t>(t.stream_cycles, (output_bytes + width - 1) / width);
-  memories_.accmem->hold(sc_core::sc_time_stamp(), acc_port_cycles, result_bytes, true, inst.op);
   if (mm.accumulate) memories_.accmem->count(result_bytes, false, inst.op);
   ++s.matmuls;
   s.stream_cycles += t.stream_cycles;
@@ -88,8 +98,8 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   s.input_bytes += input_bytes;
   s.array_input_bytes += std::uint64_t{mm.m} * mm.k * array_width(mm.dtype);
   s.output_bytes += output_bytes;
-  trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(t.end));
-  complete_at(ctx_.cycles(t.end));
+  trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(end));
+  complete_at(ctx_.cycles(end));
   reads_done_at(ctx_.cycles(t.input_end));  // the last input row has entered the array
   // No wait for the stream to end: MxuTiming keeps the array's input port busy until then, and
   // the next instruction may be a weight load that overlaps this stream (double buffering).

@@ -72,6 +72,9 @@ class Mxu : public Unit {
   // Bytes per element of `operand` inside the array (a rounded type at its precision's width).
   std::uint64_t array_width(DType operand) const;
   void wait_until_cycle(std::uint64_t cycle);
+  // The first cycle at or after `cycle` from which a vector-memory port is free for
+  // `port_cycles`.
+  std::uint64_t port_free_from(std::uint64_t cycle, std::uint64_t port_cycles) const;
   // Adds the part of [start, end) not already counted; intervals arrive in start order.
   void count_active(MxuStats& s, std::uint64_t start, std::uint64_t end);
 

@@ -85,14 +85,22 @@ void CycleMxu::schedule_tile(std::uint64_t first_cycle, const std::vector<std::i
   }
 }
 
+std::uint64_t CycleMxu::load_ready_at() const {
+  if (spec_.weight_double_buffer) return std::max(load_path_free_at_, shadow_free_at_);
+  // One plane: in ws the array itself (wait until drained); else the staging buffer.
+  const bool ws = spec_.dataflow == Dataflow::kWeightStationary;
+  return std::max(load_path_free_at_, ws ? drained_at_ : input_free_at_);
+}
+
+std::uint64_t CycleMxu::matmul_ready_at(bool keep) const {
+  return std::max(input_free_at_, staged_pending_ && !keep ? staged_ready_at_ : active_ready_at_);
+}
+
 MxuLoadTiming CycleMxu::load_weights(const isa::MxuLoadWeights& lw, std::uint64_t now,
                                      const std::vector<std::int32_t>& w) {
   const bool ws = spec_.dataflow == Dataflow::kWeightStationary;
   MxuLoadTiming t;
-  if (spec_.weight_double_buffer)
-    t.start = std::max({now, load_path_free_at_, shadow_free_at_});
-  else  // one plane: in ws the array itself (wait until drained); else the staging buffer
-    t.start = std::max({now, load_path_free_at_, ws ? drained_at_ : input_free_at_});
+  t.start = std::max(now, load_ready_at());
   // ws shifts the tile down all R rows; is/os write K rows of the staging buffer, each as many
   // port cycles as its N weights need (as the fast model's shift_cycles).
   const std::uint64_t row_bytes = std::uint64_t{lw.n} * dtype_bytes(lw.dtype);
@@ -220,17 +228,15 @@ CycleMatmulResult CycleMxu::matmul(const isa::MxuMatmul& mm, std::uint64_t now,
   CycleMatmulResult out;
   MxuMatmulTiming& t = out.timing;
   t.macs = std::uint64_t{mm.m} * mm.k * mm.n;
-  std::uint64_t weights_ready = active_ready_at_;
+  t.start = std::max(now, matmul_ready_at(mm.keep));
   const bool swap = staged_pending_ && !mm.keep;
   if (swap) {
-    weights_ready = staged_ready_at_;
     active_ready_at_ = staged_ready_at_;
     active_w_ = staged_w_;
     active_k_ = staged_k_;
     active_n_ = staged_n_;
     staged_pending_ = false;
   }
-  t.start = std::max({now, input_free_at_, weights_ready});
   assert(t.start >= last_start_);
   last_start_ = t.start;
   commit_until(t.start);

@@ -69,6 +69,9 @@ class CycleMxu {
   void finish();
 
   std::uint64_t input_free_at() const { return input_free_at_; }
+  // As MxuTiming's: the earliest next load and matmul start the array's state allows.
+  std::uint64_t load_ready_at() const;
+  std::uint64_t matmul_ready_at(bool keep) const;
   std::uint64_t drained_at() const { return drained_at_; }
   void set_observer(ArrayObserver* observer);
 

@@ -30,6 +30,8 @@ class FastEngine : public MxuEngine {
     datapath_.matmul(mm, vmem, accmem);
   }
   std::uint64_t input_free_at() const override { return timing_.input_free_at(); }
+  std::uint64_t load_ready_at() const override { return timing_.load_ready_at(); }
+  std::uint64_t matmul_ready_at(bool keep) const override { return timing_.matmul_ready_at(keep); }
 
  private:
   MxuTiming timing_;
@@ -82,6 +84,8 @@ class CycleEngine : public MxuEngine {
       }
   }
   std::uint64_t input_free_at() const override { return cycle_.input_free_at(); }
+  std::uint64_t load_ready_at() const override { return cycle_.load_ready_at(); }
+  std::uint64_t matmul_ready_at(bool keep) const override { return cycle_.matmul_ready_at(keep); }
   void finish() override { cycle_.finish(); }
 
  private:

@@ -29,6 +29,10 @@ class MxuEngine {
                             std::uint8_t* accmem) = 0;
   // When the array can take the next instruction's input rows.
   virtual std::uint64_t input_free_at() const = 0;
+  // The earliest start of the next weight load or matmul as far as the array allows: the unit
+  // finds a vector-memory port free from there before it commits the instruction.
+  virtual std::uint64_t load_ready_at() const = 0;
+  virtual std::uint64_t matmul_ready_at(bool keep) const = 0;
   // After the run: lets the cycle-level array drain into its observer.
   virtual void finish() {}
 };

@@ -51,24 +51,34 @@ std::uint64_t MxuTiming::skew_cols(std::uint64_t used) const {
   return spec_.skew == MxuSkew::kArray ? spec_.cols : used;
 }
 
+std::uint64_t MxuTiming::load_ready_at() const {
+  if (spec_.weight_double_buffer) return std::max(load_path_free_at_, shadow_free_at_);
+  // One weight buffer: in ws it is the array itself, which must drain first.
+  const std::uint64_t busy_until =
+      spec_.dataflow == Dataflow::kWeightStationary ? drained_at_ : input_free_at_;
+  return std::max(load_path_free_at_, busy_until);
+}
+
+std::uint64_t MxuTiming::matmul_ready_at(bool keep) const {
+  const std::uint64_t weights_ready =
+      shadow_pending_ && !keep ? shadow_ready_at_ : active_ready_at_;
+  return std::max(input_free_at_, weights_ready);
+}
+
 MxuLoadTiming MxuTiming::load_weights(const isa::MxuLoadWeights& lw, std::uint64_t now) {
   // ws shifts the tile through all R rows of the array. os and is only stage it in the buffer
   // that feeds the array's top edge: one row of N weights per cycle, K rows.
   const std::uint32_t rows = spec_.dataflow == Dataflow::kWeightStationary ? spec_.rows : lw.k;
   const std::uint64_t cycles = shift_cycles(rows, lw.n, lw.dtype);
   MxuLoadTiming t;
+  t.start = std::max(now, load_ready_at());
   if (spec_.weight_double_buffer) {
-    t.start = std::max({now, load_path_free_at_, shadow_free_at_});
     t.end = t.start + cycles;
     shadow_ready_at_ = t.end;
     shadow_pending_ = true;
     // Until a matmul switches to this tile, the next load would overwrite it.
     shadow_free_at_ = ~std::uint64_t{0};
   } else {
-    // One weight buffer: in ws it is the array itself, which must drain first.
-    const std::uint64_t busy_until =
-        spec_.dataflow == Dataflow::kWeightStationary ? drained_at_ : input_free_at_;
-    t.start = std::max({now, load_path_free_at_, busy_until});
     t.end = t.start + cycles;
     active_ready_at_ = t.end;
   }
@@ -82,14 +92,9 @@ MxuMatmulTiming MxuTiming::matmul(const isa::MxuMatmul& mm, std::uint64_t now) {
   const std::uint64_t wb = writeback_cycles_;
   const std::uint64_t R = spec_.rows;
 
+  t.start = std::max(now, matmul_ready_at(mm.keep));
   // The weights this matmul uses: switch to a staged tile, or use the active one.
-  std::uint64_t weights_ready = active_ready_at_;
-  const bool swap = shadow_pending_ && !mm.keep;
-  if (swap) {
-    weights_ready = shadow_ready_at_;
-    shadow_pending_ = false;
-  }
-  t.start = std::max({now, input_free_at_, weights_ready});
+  if (shadow_pending_ && !mm.keep) shadow_pending_ = false;
 
   switch (spec_.dataflow) {
     case Dataflow::kWeightStationary: {

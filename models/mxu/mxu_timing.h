@@ -63,6 +63,10 @@ class MxuTiming {
   std::uint64_t drained_at() const { return drained_at_; }
   // When the array can take the next instruction's input rows.
   std::uint64_t input_free_at() const { return input_free_at_; }
+  // The earliest start of the next weight load, and of the next matmul (`keep`: on the active
+  // tile), as far as the array's own state allows.
+  std::uint64_t load_ready_at() const;
+  std::uint64_t matmul_ready_at(bool keep) const;
   // Cycles per streamed input row for operands of `dtype` with `elements` per row.
   double cycles_per_row(DType dtype, std::uint32_t elements) const;
   // MACs per PE per cycle for operands of `dtype`.

@@ -110,6 +110,46 @@ TEST_CASE("exec: one weight-stationary tile takes fill + stream + skew + drain",
   CHECK(cycles_of(kHeader + tile(M) + "halt\n") == kDispatch + R + M + R + N - 2 + kWriteback);
 }
 
+TEST_CASE("exec: two MXUs on one vector-memory port take turns on it", "[exec][mxu][sram]") {
+  // One 16 B port: each weight tile is K x N = 256 B (16 port cycles), each input stream M rows
+  // of K = 16 B (one port cycle a row, the array's own rate at this width). The four
+  // instructions use the port back to back from the first dispatch; the last stream then drains.
+  const std::uint64_t M = 32, K = 16, N = 16, width = 16;
+  const std::string program =
+      kHeader +
+      "mxu.lw mxu0 src=vmem:0 k=16 n=16 dtype=int8\n"
+      "mxu.lw mxu1 src=vmem:0 k=16 n=16 dtype=int8\n"
+      "mxu.mm mxu0 src=vmem:4096 dst=accmem:0 m=32 k=16 n=16 dtype=int8\n"
+      "mxu.mm mxu1 src=vmem:4096 dst=accmem:4096 m=32 k=16 n=16 dtype=int8\nhalt\n";
+  const Run r = exec(program,
+                     "--set core.mxu.count=2 --set core.vmem.ports=1 "
+                     "--set 'core.vmem.port_width=16 B'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::uint64_t port_cycles = (2 * K * N + 2 * M * K) / width;
+  CHECK(r.report["cycles"].get<std::uint64_t>() ==
+        kDispatch + port_cycles + R + N - 2 + kWriteback);
+  for (const json& u : r.report["units"])
+    if (u["path"] == "chip.core0.vmem")
+      CHECK(u["stats"]["port_busy_cycles"].get<std::uint64_t>() == port_cycles);
+}
+
+TEST_CASE("exec: a matmul completes once its results are through the accumulator port",
+          "[exec][mxu][sram]") {
+  // A 4 B accumulator port: accumulating M x N int32 results reads and writes each, 2 x 512 B,
+  // 256 port cycles from the first row in, far longer than the array takes.
+  const std::uint64_t M = 8, N = 16, width = 4;
+  const std::string program = kHeader +
+                              "mxu.lw mxu0 src=vmem:0 k=16 n=16 dtype=int8\n"
+                              "mxu.mm mxu0 src=vmem:4096 dst=accmem:0 m=8 k=16 n=16 dtype=int8 "
+                              "accumulate\nhalt\n";
+  const std::uint64_t acc_port_cycles = 2 * M * N * 4 / width;
+  CHECK(cycles_of(program, "--set 'core.accmem.port_width=4 B'") ==
+        kDispatch + R + acc_port_cycles);
+  // With the preset's 64 B port the array's drain is longer than the port's 32 cycles.
+  CHECK(cycles_of(program) == kDispatch + R + M + R + N - 2 + kWriteback);
+}
+
 TEST_CASE("exec: output stationary folds M over the rows", "[exec][mxu]") {
   const std::uint64_t M = 64, K = 16, N = 16, folds = M / R;
   // Staging the weights takes K cycles; each fold computes K + R + N - 2 cycles, then shifts its
