@@ -108,7 +108,7 @@ std::uint64_t k_parts(const MxuSpec& mxu, std::uint64_t group, std::uint64_t mc,
   return std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / items, k_slices));
 }
 
-double step_mxu_cycles(const ChipSpec& chip, std::uint64_t group, std::uint64_t mc,
+double step_mxu_cycles(const ChipSpec& chip, DType dtype, std::uint64_t group, std::uint64_t mc,
                        std::uint64_t nc, std::uint64_t kc, std::uint64_t kparts) {
   const auto& mxu = chip.core.mxu;
   const std::uint64_t nsubs = ceil_div(nc, n_slice(mxu, nc)),
@@ -120,19 +120,36 @@ double step_mxu_cycles(const ChipSpec& chip, std::uint64_t group, std::uint64_t 
   const double R = mxu.rows, C = mxu.cols;
   const double ncols = double(std::min<std::uint64_t>(nc, mxu.cols));
   const bool db = mxu.weight_double_buffer;
+  // Rows stream at the operand type's rate, and no faster than the vector-memory port feeds
+  // them; a tile shifts in one row a cycle unless a row is wider than the port.
+  const std::uint64_t port = chip.core.vmem.port_width.value();
+  const double kslice = double(std::min<std::uint64_t>(kc, k_slice(mxu, kc)));
+  const auto stream = [&](double n, double row_elements) {
+    return std::ceil(n * mxu_cycles_per_row(mxu, dtype, std::uint64_t(row_elements), port) - 1e-9);
+  };
+  const auto shift = [&](double n, double row_elements) {
+    return n * std::max(1.0, std::ceil(row_elements * dtype_bytes(dtype) / double(port)));
+  };
   double per_item = 0;
   switch (mxu.dataflow) {
     case Dataflow::kWeightStationary: {
       // The array shifts a tile through all R rows however few it fills.
-      per_item = db ? std::max(rows, R) : 2 * R + rows + ncols - 2;
+      const double load = shift(R, ncols), rows_in = stream(rows, kslice);
+      per_item = db ? std::max(rows_in, load) : load + rows_in + R + ncols - 2;
       break;
     }
-    case Dataflow::kOutputStationary:
-      per_item = std::ceil(rows / R) * (double(kc) + R + ncols - 2 + (db ? 0 : R));
+    case Dataflow::kOutputStationary: {
+      const double rf = std::min(rows, R);
+      per_item = std::ceil(rows / R) * (stream(double(kc), rf) + R + ncols - 2 + (db ? 0 : R));
       break;
-    case Dataflow::kInputStationary:
-      per_item = std::ceil(rows / C) * (db ? std::max(double(nc), R) : 2 * R + double(nc) + C - 2);
+    }
+    case Dataflow::kInputStationary: {
+      const double columns = std::ceil(double(nc) / mxu_rate(mxu, dtype) - 1e-9);
+      const double tile_in = shift(R, std::min(rows, C));
+      per_item =
+          std::ceil(rows / C) * (db ? std::max(columns, tile_in) : tile_in + columns + R + C - 2);
       break;
+    }
   }
   return double(per_mxu) * std::max(1.0, double(ksubs) / double(kparts)) * per_item;
 }
@@ -149,7 +166,7 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
   const std::uint64_t tiles = ceil_div(p.batch, group) * mb * nb;
   const std::uint64_t tiles_per_core = ceil_div(tiles, ctx.cores());
   t.compute_cycles =
-      double(tiles_per_core * kb) * step_mxu_cycles(ctx.chip, group, std::min(tm, p.m),
+      double(tiles_per_core * kb) * step_mxu_cycles(ctx.chip, p.in_dtype, group, std::min(tm, p.m),
                                                     std::min(tn, p.n), std::min(tk, p.k), t.kparts);
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
   t.hbm_bytes = p.batch * (nb * p.m * p.k * ei + mb * p.k * p.n * ei + p.m * p.n * eo);
@@ -164,10 +181,14 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
     const std::uint64_t nc = std::min(tn, p.n), out_rows = std::min(tm, p.m) / b.ow;
     const std::uint64_t nsubs = ceil_div(nc, mxu.cols);
     const std::uint64_t mparts = row_parts(mxu, nsubs, out_rows, 1);
-    const double streamed = double(ceil_div(out_rows, mparts) * b.ow);
+    const std::uint64_t piece_k = std::min<std::uint64_t>(band_run(b), mxu.rows);
+    const double streamed = std::ceil(
+        double(ceil_div(out_rows, mparts) * b.ow) *
+            mxu_cycles_per_row(mxu, p.in_dtype, piece_k, ctx.chip.core.vmem.port_width.value()) -
+        1e-9);
     const double per_item =
         mxu.weight_double_buffer
-            ? std::max(streamed, double(std::min<std::uint64_t>(band_run(b), mxu.rows)))
+            ? std::max(streamed, double(piece_k))
             : 2.0 * mxu.rows + streamed + double(std::min<std::uint64_t>(nc, mxu.cols)) - 2;
     t.compute_cycles =
         double(tiles_per_core * band_pieces(b, mxu) * ceil_div(nsubs * mparts, mxu.count)) *

@@ -10,23 +10,10 @@ MxuTiming::MxuTiming(const MxuSpec& spec, Hertz clock, std::uint64_t vmem_port_b
       writeback_cycles_(spec.writeback_latency.cycles(clock).value()),
       port_bytes_(vmem_port_bytes_per_cycle) {}
 
-double MxuTiming::rate(DType dtype) const {
-  // An operand type the array rounds runs at the rate of the precision it is rounded to.
-  const std::optional<DType> precision = mxu_precision(spec_, dtype);
-  return precision ? spec_.precisions.at(*precision) : 1.0;
-}
+double MxuTiming::rate(DType dtype) const { return mxu_rate(spec_, dtype); }
 
 double MxuTiming::cycles_per_row(DType dtype, std::uint32_t elements) const {
-  const double rate = this->rate(dtype);
-  // A rate below 1 (TPUv1's 16-bit operands) repeats each row's pass; above 1 (v5e int8) packs
-  // floor(rate) rows into one pass, which then reads that many rows through the port.
-  double cycles = 1.0 / rate;
-  if (port_bytes_ > 0) {
-    const double rows_per_pass = std::max(1.0, std::floor(rate));
-    const double pass_bytes = rows_per_pass * elements * dtype_bytes(dtype);
-    cycles = std::max(cycles, std::ceil(pass_bytes / double(port_bytes_)) / rows_per_pass);
-  }
-  return cycles;
+  return mxu_cycles_per_row(spec_, dtype, elements, port_bytes_);
 }
 
 std::uint64_t MxuTiming::stream_cycles(DType dtype, std::uint32_t rows, std::uint32_t k) const {

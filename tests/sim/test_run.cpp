@@ -445,13 +445,14 @@ std::pair<std::uint64_t, std::uint64_t> vmem_span(const std::vector<std::string>
   return {lo, hi};
 }
 
-json run_report(const std::string& graph_text, const std::string& extra) {
+json run_report(const std::string& graph_text, const std::string& extra,
+                const std::string& chip = "tpu-v4i") {
   TempDir dir;
   const std::string graph_path = dir.write("graph.yaml", graph_text);
   const std::string out = dir.path("out");
-  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE
-                              "' run -q -c tpu-v4i -w '" +
-                              graph_path + "' -o '" + out + "' " + extra + " > /dev/null 2>&1";
+  const std::string command =
+      "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE "' run -q -c " + chip + " -w '" +
+      graph_path + "' -o '" + out + "' " + extra + " > /dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
   return json::parse(slurp(out + "/report.json"));
 }
@@ -539,4 +540,33 @@ ops:
   CHECK(o.nonzero > 0);
   CHECK(o.compared == 6 * 1025);
   CHECK(o.worst < 1.0 / 64);
+}
+
+TEST_CASE("run: the GEMM planner counts the MXU's rate for the operand type", "[run][lower]") {
+  // tpu-v5e runs int8 at twice its bf16 rate (394 against 197 TOPS, facts.md 1.1): the compute
+  // bound --explain prints for a GEMM that fills the four 128 x 128 arrays is M N K / (4 R C 2).
+  const std::uint64_t n = 2048, mxus = 4, R = 128, C = 128, int8_rate = 2;
+  TempDir dir;
+  const std::string graph = dir.write("gemm.yaml", R"(name: gemm
+dtype: int8
+tensors:
+  - {name: a, shape: [2048, 2048], role: input}
+  - {name: b, shape: [2048, 2048], role: weight}
+  - {name: c, shape: [2048, 2048], role: output}
+ops:
+  - {name: gemm, op: matmul, inputs: [a, b], output: c}
+)");
+  const std::string explain = dir.path("explain.txt");
+  REQUIRE(
+      std::system(("cd '" TPUSIM_SOURCE_DIR "' && '" TPUSIM_EXE "' compile -c tpu-v5e -w '" +
+                   graph + "' -o '" + dir.path("p.tbin") + "' --explain > '" + explain + "' 2>&1")
+                      .c_str()) == 0);
+  const std::string text = slurp(explain);
+  const std::size_t at = text.find("compute >= ");
+  REQUIRE(at != std::string::npos);
+  const std::uint64_t bound = std::stoull(text.substr(at + 11));
+  CHECK(bound == n * n * n / (mxus * R * C * int8_rate));
+  // The run cannot beat it.
+  const json r = run_report(slurp(graph), "", "tpu-v5e");
+  CHECK(r["cycles"].get<std::uint64_t>() >= bound);
 }

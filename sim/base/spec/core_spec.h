@@ -4,6 +4,7 @@
 // rather than beside each model because the lowering in isa/ sizes its tiles from them and isa/
 // must not depend on models/. Defaults live in the member initialisers; sim/config fills them.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -71,6 +72,30 @@ inline std::optional<DType> mxu_precision(const MxuSpec& mxu, DType t) {
   const auto it = mxu.rounding.find(t);
   if (it != mxu.rounding.end()) return it->second;
   return std::nullopt;
+}
+
+// Input rows per cycle `mxu` streams operands of type `t` at (its precision's rate).
+inline double mxu_rate(const MxuSpec& mxu, DType t) {
+  const std::optional<DType> precision = mxu_precision(mxu, t);
+  return precision ? mxu.precisions.at(*precision) : 1.0;
+}
+
+// Cycles one input row of `elements` operands takes into the array, fed through a vector-memory
+// port of `port_bytes` a cycle (0: never the limit). A rate below 1 (TPUv1's 16-bit operands)
+// repeats each row's pass; above 1 (v5e int8) packs floor(rate) rows into one pass, which then
+// reads that many rows through the port. The MXU's timing and the GEMM planner both use it.
+inline double mxu_cycles_per_row(const MxuSpec& mxu, DType t, std::uint64_t elements,
+                                 std::uint64_t port_bytes) {
+  const double rate = mxu_rate(mxu, t);
+  double cycles = 1.0 / rate;
+  if (port_bytes > 0) {
+    const double rows_per_pass = rate > 1.0 ? double(static_cast<std::uint64_t>(rate)) : 1.0;
+    const double pass_bytes = rows_per_pass * double(elements) * double(dtype_bytes(t));
+    const double port_cycles =
+        double((static_cast<std::uint64_t>(pass_bytes) + port_bytes - 1) / port_bytes);
+    cycles = std::max(cycles, port_cycles / rows_per_pass);
+  }
+  return cycles;
 }
 
 enum class VectorOp : std::uint8_t {
