@@ -100,7 +100,6 @@ MxuSpec read_mxu(ConfigReader r) {
     p->finish();
   }
   s.weight_double_buffer = r.opt<bool>("weight_double_buffer", s.weight_double_buffer);
-  s.weight_fifo_depth = count_in(r, "weight_fifo_depth", s.weight_fifo_depth, 1, 64);
   s.writeback_latency = r.opt<Duration>("writeback_latency", s.writeback_latency);
   s.skew = r.opt_choice("skew", s.skew, kMxuSkews);
   r.finish();

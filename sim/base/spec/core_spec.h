@@ -60,7 +60,6 @@ struct MxuSpec {
   // DEFAULT precision, one pass), fp32 in memory, fp32 accumulation.
   std::map<DType, DType> rounding;
   bool weight_double_buffer = true;     // a shadow weight tile loads while the active one computes
-  std::uint32_t weight_fifo_depth = 1;  // weight tiles staged ahead of the array (TPUv1: 4)
   Duration writeback_latency = Duration::of_cycles(1);  // array output -> accumulator memory
   MxuSkew skew = MxuSkew::kTile;
 };
