@@ -228,6 +228,11 @@ MemorySpec read_memory(ConfigReader r) {
   r.require(s.bandwidth.bytes_per_second(Hertz(1)).value() > 0, "bandwidth",
             "expected a bandwidth above 0");
   s.latency = r.opt<Duration>("latency", s.latency);
+  // Required whatever the model: its standard prices the off-chip bits (energy.dram_per_bit).
+  if (!r.has("hbm"))
+    r.fail_key("hbm",
+               "missing required key: the DRAM organisation, needed by every model (its standard "
+               "prices off-chip energy), e.g. 'hbm: {extends: ../memory/hbm2-2400.yaml}'");
   s.hbm = read_dram(r.section("hbm"));
   r.finish();
   return s;
@@ -318,7 +323,7 @@ ChipSpec read_chip(ConfigReader r) {
   chip.name = r.req<std::string>("name");
   chip.description = r.opt<std::string>("description", "");
   chip.clock = clock_in(r, "clock");
-  chip.cores = static_cast<std::uint32_t>(r.req_uint("cores", 1, 1024));
+  chip.cores = static_cast<std::uint32_t>(r.opt_uint("cores", 1, 1, 1024));
   chip.core = read_core(r.section("core"));
   chip.memory = read_memory(r.section("memory"));
   chip.noc = read_defaulted(r, "noc", read_noc);

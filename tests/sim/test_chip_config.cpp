@@ -191,6 +191,18 @@ TEST_CASE("chip config: missing required keys are named at their section", "[con
   CHECK(no_capacity.error() == no_capacity.at("vmem") + ": core.vmem.capacity: missing required key");
   const Edited no_energy("energy:\n  table: energy.yaml\n", "");
   CHECK(no_energy.error() == no_energy.path + ":1:1: energy: missing required key");
+  // The DRAM organisation is needed whatever the model: its standard prices off-chip energy.
+  const Edited no_hbm("  hbm:\n    extends: hbm.yaml\n", "");
+  CHECK(no_hbm.error() ==
+        no_hbm.at("capacity: 1 GiB") +
+            ": memory.hbm: missing required key: the DRAM organisation, needed by every model "
+            "(its standard prices off-chip energy), e.g. 'hbm: {extends: "
+            "../memory/hbm2-2400.yaml}'");
+  // cores is not required: one core, as documented.
+  TempDir one_core;
+  CHECK(
+      load_chip_config(write_chip(one_core, replaced(kMinimalChip, "cores: 2\n", ""))).spec.cores ==
+      1);
   const Edited no_table("table: energy.yaml", "table: nowhere.yaml");
   CHECK(no_table.error() == no_table.at("nowhere.yaml") + ": energy.table: '" +
                                 no_table.dir.path("nowhere.yaml") + "': no such file");
