@@ -352,3 +352,32 @@ ops:
   CHECK(r.err_lines() == 1);
   CHECK_THAT(r.err, Catch::Contains("unknown key 'a\\nb'"));
 }
+
+TEST_CASE("cli: samples in subfolders and preset file names resolve, a missing file is named",
+          "[cli]") {
+  // Run from the source tree (run_tpusim does): workloads/tpuv1/mlp0.yaml by its sample name,
+  // configs/chips/tpu-v4i.yaml by its file name.
+  const Result mlp = run_tpusim("run -c tpu-v4i.yaml -w tpuv1/mlp0");
+  CHECK(mlp.exit_code == 0);
+  CHECK(mlp.out.rfind("tpusim: mlp0 on tpu-v4i\n", 0) == 0);
+  const Result missing = run_tpusim("run -w nowhere/graph");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err ==
+        "error: nowhere/graph: no such file (a sample is named without folder or extension, e.g. "
+        "'resnet50' or 'tpuv1/mlp0', for workloads/NAME.yaml)\n");
+}
+
+TEST_CASE("cli: -v logs what a run did on stderr, stdout holds the summary alone", "[cli]") {
+  const Result quiet = run_tpusim("run -w bert-base-layer-s128");
+  const Result verbose = run_tpusim("run -v -w bert-base-layer-s128");
+  REQUIRE(quiet.exit_code == 0);
+  REQUIRE(verbose.exit_code == 0);
+  CHECK(quiet.err.empty());
+  CHECK(verbose.out == quiet.out);
+  CHECK(verbose.err.find("tpusim: debug: lowered to ") != std::string::npos);
+  // The cycles it logs are the summary's.
+  const std::size_t at = quiet.out.find("cycles ");
+  REQUIRE(at != std::string::npos);
+  const std::string cycles = std::to_string(std::stoull(quiet.out.substr(at + 7)));
+  CHECK(verbose.err.find("tpusim: debug: simulated " + cycles + " cycles") != std::string::npos);
+}
