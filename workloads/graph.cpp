@@ -605,8 +605,12 @@ void validate(const Graph& graph) {
         break;
     }
   }
+  // Pointed at the last operator, which usually produces what was meant as the output.
   if (!any_output)
-    throw WorkloadError(graph.where, "graph '" + graph.name + "' has no output tensor");
+    throw WorkloadError(graph.ops.empty() ? graph.where : graph.ops.back().where,
+                        "graph '" + graph.name +
+                            "' has no output tensor: declare the result under tensors with "
+                            "role: output");
 }
 
 }  // namespace tpusim::workloads

@@ -6,6 +6,7 @@
 using namespace tpusim;
 using namespace tpusim::workloads;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using test::GraphMaker;
 
 namespace {
@@ -202,7 +203,11 @@ TEST_CASE("graph: validate catches roles, order and declared shapes", "[workload
 
   GraphMaker no_output = m;
   no_output.g.tensors.back().role = TensorRole::kActivation;
-  REQUIRE_THROWS_WITH(validate(no_output.g), Contains("has no output tensor"));
+  no_output.g.ops.back().where = SourceLocation{"t.yaml", 7, 5};  // at the last op
+  REQUIRE_THROWS_WITH(validate(no_output.g),
+                      StartsWith("t.yaml:7:5: graph") &&
+                          Contains("has no output tensor: declare the result under tensors with "
+                                   "role: output"));
 
   GraphMaker order = m;
   order.op("r2", OpKind::kRelu, {x});
