@@ -57,9 +57,13 @@ def measured_tops(papers):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tpusim", default=os.path.join(ROOT, "build", "tpusim"))
-    parser.add_argument("--papers", default=os.path.join(ROOT, "..", "shared", "realhw", "tpu_papers"))
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "),
+        epilog="Exit 2 on a missing or malformed input.")
+    parser.add_argument("--tpusim", default=os.path.join(ROOT, "build", "tpusim"),
+                        help="the tpusim binary (default: build/tpusim)")
+    parser.add_argument("--papers", default=os.path.join(ROOT, "..", "shared", "realhw", "tpu_papers"),
+                        help="folder of the papers' tables (default: ../shared/realhw/tpu_papers)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a chip override passed to every run (e.g. memory.model=hbm)")
     args = parser.parse_args()

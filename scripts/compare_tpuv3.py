@@ -29,10 +29,15 @@ def fail(message):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tpusim", default=os.path.join(ROOT, "build", "tpusim"))
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "),
+        epilog="Exit 2 on a missing or malformed input.")
+    parser.add_argument("--tpusim", default=os.path.join(ROOT, "build", "tpusim"),
+                        help="the tpusim binary (default: build/tpusim)")
     parser.add_argument("--baseline", default=os.path.join(ROOT, "..", "shared", "realhw", "pytorchsim_tpuv3",
-                                                           "baseline_cycle.csv"))
+                                                           "baseline_cycle.csv"),
+                        help="the measured cycles CSV (default: "
+                             "../shared/realhw/pytorchsim_tpuv3/baseline_cycle.csv)")
     parser.add_argument("--csv", help="also write the table here")
     args = parser.parse_args()
     if not os.access(args.tpusim, os.X_OK):
