@@ -94,6 +94,14 @@ TEST_CASE("show: the cycles --show prints are the ones derived by hand in docs/t
     std::map<std::string, std::uint64_t> relative;
     for (const auto& [event, cycle] : shown) relative[event] = cycle - a;
     CHECK(relative == doc);
+    // The doc also quotes A itself, and the grids at A + 7 (ws) and A + 13 (os) by cycle.
+    const std::string text = slurp(kSource + "/docs/teaching.md");
+    std::smatch m;
+    REQUIRE(std::regex_search(text, m, std::regex(R"(before it \((\d+) on)")));
+    CHECK(std::stoull(m[1]) == a);
+    const std::uint64_t grid = a + (std::string(dataflow) == "ws" ? 7 : 13);
+    CHECK(text.find("(" + std::to_string(grid) + " in the run)") != std::string::npos);
+    CHECK(text.find("\ncycle " + std::to_string(grid) + "\n") != std::string::npos);
   }
 }
 
@@ -232,4 +240,29 @@ TEST_CASE("show: misuse is an input error", "[show]") {
   CHECK(slurp(dir.path("err")) == "error: --show-format and --show-out go with --show\n");
   CHECK(run(dir, kTeach + "--vcd /nonexistent-dir/a.vcd") == 2);
   CHECK(slurp(dir.path("err")) == "error: /nonexistent-dir/a.vcd: cannot write file\n");
+}
+
+TEST_CASE("show: the teaching program stores relu(X W), computed here from its operand files",
+          "[show]") {
+  const std::string x = slurp(kSource + "/isa/examples/teach-4x4.x.bin");
+  const std::string w = slurp(kSource + "/isa/examples/teach-4x4.w.bin");
+  REQUIRE(x.size() == 16);
+  REQUIRE(w.size() == 16);
+  TempDir dir;
+  REQUIRE(run(dir, kTeach +
+                       "--functional --load hbm:0x0=isa/examples/teach-4x4.x.bin "
+                       "--load hbm:0x10=isa/examples/teach-4x4.w.bin --dump hbm:0x20:16='" +
+                       dir.path("y.bin") + "'") == 0);
+  const std::string y = slurp(dir.path("y.bin"));
+  REQUIRE(y.size() == 16);
+  bool any_nonzero = false;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      int sum = 0;
+      for (int k = 0; k < 4; ++k) sum += std::int8_t(x[4 * i + k]) * std::int8_t(w[4 * k + j]);
+      const int expected = std::max(0, std::min(127, sum));  // scale 1, saturate, relu
+      CHECK(int(std::int8_t(y[4 * i + j])) == expected);
+      any_nonzero = any_nonzero || expected != 0;
+    }
+  CHECK(any_nonzero);
 }
