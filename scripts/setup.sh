@@ -9,13 +9,18 @@ tpusim_packages=(
   cmake ninja-build ccache g++ pkg-config
   libsystemc-dev verilator libyaml-cpp-dev libspdlog-dev catch2 libcli11-dev nlohmann-json3-dev
   python3 python3-matplotlib python3-numpy python3-yaml
+)
+# Only the tests use these (scripts/test.sh installs them too).
+tpusim_test_packages=(
   nodejs  # runs the --show HTML page's script in tests/sim/test_show.cpp
   chromium  # opens the --show HTML page headless in tests/sim/test_browser.cpp (~120 MB download)
 )
 
+# tpusim_install_missing [PACKAGE...]: installs those missing (default: tpusim_packages).
 tpusim_install_missing() {
   local missing=() p
-  for p in "${tpusim_packages[@]}"; do
+  [ $# -gt 0 ] || set -- "${tpusim_packages[@]}"
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -3,6 +3,7 @@
 # Extra arguments go to ctest (e.g. scripts/test.sh -R config/ or -L rtl; -L slow for the slow ones).
 set -eo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+tpusim_install_missing "${tpusim_test_packages[@]}"
 tpusim_build
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 cd "$TPUSIM_BUILD"
