@@ -16,7 +16,7 @@ Graph load_workload(const std::string& path) {
   if (ext == ".yaml" || ext == ".yml") return load_graph_yaml(path);
   if (ext == ".csv") return load_scalesim_csv(path, DType::kBf16);
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
+  if (ext.empty() && !std::filesystem::exists(path, ec))
     throw WorkloadError(SourceLocation{path, 0, 0},
                         "no such file (a sample is named without folder or extension, e.g. "
                         "'resnet50' or 'tpuv1/mlp0', for workloads/NAME.yaml)");
