@@ -43,6 +43,17 @@ class BusyTimeline {
     return start;
   }
 
+  // The first free moment at or after `earliest`, and (in `free_for`) how long it stays free:
+  // until the next reservation, or `open` when none follows.
+  Time next_free(Time earliest, Time open, Time& free_for) const {
+    std::size_t i = busy_.size();
+    while (i > first_ && busy_[i - 1].end > earliest) --i;
+    Time start = earliest;
+    for (; i < busy_.size() && busy_[i].start <= start; ++i) start = std::max(start, busy_[i].end);
+    free_for = i < busy_.size() ? busy_[i].start - start : open;
+    return start;
+  }
+
   // Forgets intervals that end before `now` (no later reservation can start before it).
   void forget_before(Time now) {
     while (first_ < busy_.size() && busy_[first_].end < now) ++first_;

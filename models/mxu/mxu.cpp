@@ -1,6 +1,7 @@
 #include "models/mxu/mxu.h"
 
 #include <algorithm>
+#include <cmath>
 #include <variant>
 
 namespace tpusim::models {
@@ -29,8 +30,28 @@ void Mxu::wait_until_cycle(std::uint64_t cycle) {
   if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
 }
 
-std::uint64_t Mxu::port_free_from(std::uint64_t cycle, std::uint64_t port_cycles) const {
-  return ctx_.cycles_covering(memories_.vmem->earliest_free(ctx_.cycles(cycle), port_cycles));
+std::uint64_t Mxu::start_with_port(std::uint64_t ready, std::uint64_t port_cycles,
+                                   std::uint64_t window) const {
+  const std::uint64_t block_end =
+      ctx_.cycles_covering(memories_.vmem->spread_end(ctx_.cycles(ready), port_cycles));
+  return std::max(ready, block_end > window ? block_end - window : 0);
+}
+
+std::uint64_t Mxu::read_window(const isa::MxuMatmul& mm) const {
+  const MxuSpec& spec = ctx_.spec.core.mxu;
+  const double rate = mxu_rate(spec, mm.dtype);
+  const auto per_rate = [&](std::uint64_t rows) {
+    return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(rows / rate - 1e-9)));
+  };
+  switch (spec.dataflow) {
+    case Dataflow::kWeightStationary:  // the M rows stream in
+      return per_rate(mm.m);
+    case Dataflow::kOutputStationary:  // each fold of R rows reads its K columns
+      return (mm.m + spec.rows - 1) / spec.rows * per_rate(mm.k);
+    case Dataflow::kInputStationary:  // each fold of C inputs shifts in over R rows
+      return std::uint64_t{(mm.m + spec.cols - 1) / spec.cols} * spec.rows;
+  }
+  return 1;
 }
 
 void Mxu::count_active(MxuStats& s, std::uint64_t start, std::uint64_t end) {
@@ -47,9 +68,14 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
     const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
     const std::uint64_t lw_port_cycles = port_cycles(*memories_.vmem, bytes);
     const std::uint64_t ready = std::max(now, engine_->load_ready_at());
-    const MxuLoadTiming t = engine_->load_weights(*lw, port_free_from(ready, lw_port_cycles), vmem);
+    // The tile shifts in a row a cycle at best: R rows in ws, K in os and is.
+    const std::uint64_t window = ctx_.spec.core.mxu.dataflow == Dataflow::kWeightStationary
+                                     ? ctx_.spec.core.mxu.rows
+                                     : lw->k;
+    const MxuLoadTiming t =
+        engine_->load_weights(*lw, start_with_port(ready, lw_port_cycles, window), vmem);
     // Booked now, before the wait, so that another unit deciding meanwhile sees the port taken.
-    memories_.vmem->hold(ctx_.cycles(ready), lw_port_cycles, bytes, false, inst.op);
+    memories_.vmem->spread_hold(ctx_.cycles(ready), lw_port_cycles, bytes, false, inst.op);
     wait_until_cycle(t.start);
     if (ctx_.functional) engine_->start_load(*lw, vmem);
     ++s.weight_loads;
@@ -69,11 +95,13 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
   const std::uint64_t input_port_cycles = port_cycles(*memories_.vmem, input_bytes);
   const std::uint64_t ready = std::max(now, engine_->matmul_ready_at(mm.keep));
+  const std::uint64_t window = read_window(mm);
   const std::uint64_t ready_but_weights =
-      port_free_from(std::max(now, engine_->input_free_at()), input_port_cycles);
-  const MxuMatmulTiming t = engine_->matmul(mm, port_free_from(ready, input_port_cycles), vmem);
+      start_with_port(std::max(now, engine_->input_free_at()), input_port_cycles, window);
+  const MxuMatmulTiming t =
+      engine_->matmul(mm, start_with_port(ready, input_port_cycles, window), vmem);
   s.weight_stall_cycles += t.start - std::min(t.start, ready_but_weights);
-  memories_.vmem->hold(ctx_.cycles(ready), input_port_cycles, input_bytes, false, inst.op);
+  memories_.vmem->spread_hold(ctx_.cycles(ready), input_port_cycles, input_bytes, false, inst.op);
   // Results leave the array a row per cycle, at the rate rows went in; the accumulator port is
   // held for that long (a read-modify-write when accumulating), so DMA stores and VPU reads of
   // accumulators contend with it. Held from the start; a port too narrow or too busy to take

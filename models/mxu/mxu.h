@@ -72,9 +72,15 @@ class Mxu : public Unit {
   // Bytes per element of `operand` inside the array (a rounded type at its precision's width).
   std::uint64_t array_width(DType operand) const;
   void wait_until_cycle(std::uint64_t cycle);
-  // The first cycle at or after `cycle` from which a vector-memory port is free for
-  // `port_cycles`.
-  std::uint64_t port_free_from(std::uint64_t cycle, std::uint64_t port_cycles) const;
+  // The array reads an operand over a window of cycles, not at once: `port_cycles` of
+  // vector-memory port time anywhere in it serve (the SRAM's banks interleave the streams). So
+  // an instruction ready at `ready` starts then, unless the earliest free port time from then
+  // (Sram::spread_end) would end after its window did; `window` is the least number of cycles
+  // its reads can take.
+  std::uint64_t start_with_port(std::uint64_t ready, std::uint64_t port_cycles,
+                                std::uint64_t window) const;
+  // The least cycles a matmul takes to read its inputs, whatever the port.
+  std::uint64_t read_window(const isa::MxuMatmul& mm) const;
   // Adds the part of [start, end) not already counted; intervals arrive in start order.
   void count_active(MxuStats& s, std::uint64_t start, std::uint64_t end);
 

@@ -48,6 +48,48 @@ sc_core::sc_time Sram::hold(const sc_core::sc_time& at, std::uint64_t cycles, st
   return start;
 }
 
+sc_core::sc_time Sram::spread(const sc_core::sc_time& at, std::uint64_t cycles, bool reserve) {
+  constexpr std::uint64_t kOpen = ~std::uint64_t{0} / 2;
+  std::uint64_t remaining = ctx_.cycles(cycles).value(), end = at.value();
+  // Each port is searched from past the pieces already taken on it.
+  std::vector<std::uint64_t> from(ports_.size(), at.value());
+  while (remaining > 0) {
+    std::size_t best = 0;
+    std::uint64_t start = 0, free_for = 0;
+    for (std::size_t p = 0; p < ports_.size(); ++p) {
+      std::uint64_t length = 0;
+      const std::uint64_t s = ports_[p].next_free(from[p], kOpen, length);
+      if (p == 0 || s < start) {
+        best = p;
+        start = s;
+        free_for = length;
+      }
+    }
+    const std::uint64_t take = std::min(remaining, free_for);
+    // Booking changes only the chosen port past from[best], which no later search reads.
+    if (reserve) ports_[best].reserve(start, take);
+    from[best] = start + take;
+    end = std::max(end, start + take);
+    remaining -= take;
+  }
+  return sc_core::sc_time::from_value(end);
+}
+
+sc_core::sc_time Sram::spread_hold(const sc_core::sc_time& at, std::uint64_t cycles,
+                                   std::uint64_t bytes, bool write, std::uint32_t op) {
+  const std::uint64_t present = sc_core::sc_time_stamp().value();
+  for (BusyTimeline<std::uint64_t>& port : ports_) port.forget_before(present);
+  const sc_core::sc_time end = spread(at, cycles, true);
+  SramStats& s = stats_[op];
+  (write ? s.write_bytes : s.read_bytes) += bytes;
+  ++s.accesses;
+  s.port_busy_cycles += cycles;
+  // What the pieces were stretched by the other traffic.
+  const std::uint64_t span = ctx_.cycles_covering(end - at);
+  s.port_wait_cycles += span - std::min(cycles, span);
+  return end;
+}
+
 sc_core::sc_time Sram::transfer(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
                                 std::uint32_t op) {
   const std::uint64_t width = spec_.port_width.value();

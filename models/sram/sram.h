@@ -55,12 +55,22 @@ class Sram : public sc_core::sc_module {
   }
   // When a port is next free at or after `at` for `cycles`.
   sc_core::sc_time earliest_free(const sc_core::sc_time& at, std::uint64_t cycles) const;
+  // Port time for `cycles` in the earliest free moments of any port from `at`, not necessarily
+  // in one piece: for a unit that reads a fraction of a port's width each cycle over a window
+  // (the MXU), which the SRAM's banks interleave with other traffic. Returns when the last piece
+  // ends. spread_hold() also books the pieces and counts `bytes`.
+  sc_core::sc_time spread_end(const sc_core::sc_time& at, std::uint64_t cycles) {
+    return spread(at, cycles, false);
+  }
+  sc_core::sc_time spread_hold(const sc_core::sc_time& at, std::uint64_t cycles,
+                               std::uint64_t bytes, bool write, std::uint32_t op);
 
   const SramSpec& spec() const { return spec_; }
   const PerOpStats<SramStats>& stats() const { return stats_; }
   std::uint8_t* data() { return data_.empty() ? nullptr : data_.data(); }
 
  private:
+  sc_core::sc_time spread(const sc_core::sc_time& at, std::uint64_t cycles, bool reserve);
   // The port whose first gap of `duration` at or after `at` starts first, and that start.
   std::size_t best_port(std::uint64_t at, std::uint64_t duration, std::uint64_t& start) const;
 

@@ -129,3 +129,20 @@ TEST_CASE("noc: an integer timeline serves a request that can go now before one 
   CHECK(port.last_end() == 1500);
   CHECK(port.reserve(200, 1) == 1500);
 }
+
+TEST_CASE("busy timeline: next_free names the first free moment and how long it lasts",
+          "[noc][timeline]") {
+  // [10, 20) and [25, 40) booked: free before 10, for 5 at 20, open-ended from 40.
+  BusyTimeline<std::uint64_t> port;
+  port.reserve(10, 10);
+  port.reserve(25, 15);
+  std::uint64_t length = 0;
+  CHECK(port.next_free(0, 1000, length) == 0);
+  CHECK(length == 10);
+  CHECK(port.next_free(12, 1000, length) == 20);
+  CHECK(length == 5);
+  CHECK(port.next_free(22, 1000, length) == 22);
+  CHECK(length == 3);
+  CHECK(port.next_free(25, 1000, length) == 40);
+  CHECK(length == 1000);
+}

@@ -134,6 +134,44 @@ TEST_CASE("exec: two MXUs on one vector-memory port take turns on it", "[exec][m
       CHECK(u["stats"]["port_busy_cycles"].get<std::uint64_t>() == port_cycles);
 }
 
+TEST_CASE("exec: a weight load takes its port time in the gaps a DMA stream leaves",
+          "[exec][mxu][sram]") {
+  // One 64 B port. dma0 streams 64 KiB at 32 B a cycle in 128 B chunks: each chunk's write
+  // holds the port 2 cycles of every 4, leaving 2-cycle gaps. Meanwhile (once dma1's small load
+  // is in) mxu0 loads a 256 B tile: 4 port cycles, which the gaps give it within the 16 cycles
+  // the tile takes to shift in, so it starts at once instead of after the booked chunks.
+  const std::string program = kHeader +
+                              "load dma0 dst=vmem:65536 src=hbm:0 elem=65536\n"
+                              "load dma1 dst=vmem:0 src=hbm:1048576 elem=256\n"
+                              "sem.signal dma1 s0\n"
+                              "sem.wait mxu0 s0\n"
+                              "mxu.lw mxu0 src=vmem:0 k=16 n=16 dtype=int8\nhalt\n";
+  const Run r = exec(program,
+                     "--set core.vmem.ports=1 --set 'core.dma.chunk=128 B' "
+                     "--set 'memory.bandwidth=32 B/cycle'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  double lw_start = 0, lw_end = 0, dma0_end = 0, dma1_end = 0;
+  std::map<std::pair<int, int>, std::string> names;
+  for (const json& e : r.trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      names[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"].get<std::string>();
+  for (const json& e : r.trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const std::string unit = names[{e["pid"].get<int>(), e["tid"].get<int>()}];
+    const double start = e["ts"].get<double>() * 1000, end = start + e["dur"].get<double>() * 1000;
+    if (e["name"] == "mxu.lw") std::tie(lw_start, lw_end) = std::pair{start, end};
+    if (unit == "chip.core0.dma0") dma0_end = std::max(dma0_end, end);
+    if (unit == "chip.core0.dma1") dma1_end = std::max(dma1_end, end);
+  }
+  CHECK(std::lround(lw_end - lw_start) == long(R));  // 1 GHz: ns are cycles
+  CHECK(dma0_end > 2000);                            // 64 KiB at 32 B a cycle
+  // dma1's data arrives while dma0's chunks have the port booked ahead (64 in flight, 256
+  // cycles); the load starts a few dispatch cycles after it, not past those bookings.
+  CHECK(dma1_end > 100);
+  CHECK(lw_start <= dma1_end + 8);
+}
+
 TEST_CASE("exec: a matmul completes once its results are through the accumulator port",
           "[exec][mxu][sram]") {
   // A 4 B accumulator port: accumulating M x N int32 results reads and writes each, 2 x 512 B,
