@@ -154,6 +154,15 @@ class Checker {
     range(i, "src", d.src, dma_extent(d, d.src_stride));
     range(i, "dst", d.dst, dma_extent(d, d.dst_stride));
     dma_dst_disjoint(i, d);
+    // A copy within one memory that reads what it writes would depend on the order the engine
+    // moves its chunks in (and so on core.dma.chunk): refused, by the spans each side covers.
+    if (d.src.space == d.dst.space) {
+      const u128 src_end = u128{d.src.addr} + dma_extent(d, d.src_stride);
+      const u128 dst_end = u128{d.dst.addr} + dma_extent(d, d.dst_stride);
+      if (d.src.addr < dst_end && d.dst.addr < src_end)
+        fail(i, "src and dst overlap in " + std::string(space_name(d.src.space)) +
+                    ": a copy must not read what it writes");
+    }
   }
 
   // Rule 5 for DMA: the runs written never overlap. Taken from the smallest stride up, each

@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "isa/program.h"
+#include "models/common/booking_horizon.h"
 #include "models/common/trace.h"
 #include "sim/base/spec/chip_spec.h"
 
@@ -28,6 +29,12 @@ struct SimContext {
   // leaves a thread into its own report, losing the error's kind and exit code. Chip::run()
   // rethrows it.
   std::exception_ptr* failure = nullptr;
+  // How far back shared resources keep their reservations (late bookings with model hbm).
+  BookingHorizon* horizon = nullptr;
+  double booking_horizon_s() const {
+    const double present = sc_core::sc_time_stamp().to_seconds();
+    return horizon ? horizon->earliest(present) : present;
+  }
 
   sc_core::sc_time cycles(std::uint64_t n) const { return core_period * static_cast<double>(n); }
   // Whole cycles elapsed at `t`, rounded to the nearest (times are built from whole cycles).

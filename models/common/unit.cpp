@@ -13,22 +13,30 @@ Unit::Unit(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& sema
       ctx_(ctx),
       semaphores_(semaphores),
       queue_("queue", static_cast<int>(queue_depth)),
+      depth_(queue_depth),
       track_(ctx.trace.add_track(this->name())) {
   SC_HAS_PROCESS(Unit);
   SC_THREAD(run);
 }
 
 void Unit::push(std::uint32_t instruction) {
+  // The instruction being executed keeps its entry until the unit takes the next (the checker's
+  // abstract run counts it so), so at most queue_depth are in flight, not queue_depth + 1.
+  while (in_flight_ >= depth_) sc_core::wait(taken_);
   ++in_flight_;
   queue_.write(instruction);
 }
 
 bool Unit::drained() const {
-  return in_flight_ == 0 && last_completion_ <= sc_core::sc_time_stamp();
+  return in_flight_ == 0 && !unsettled() && last_completion_ <= sc_core::sc_time_stamp();
 }
 
 void Unit::wait_drained() {
-  while (in_flight_ > 0) sc_core::wait(taken_);
+  while (in_flight_ > 0 || unsettled()) {
+    settle_wanted_ = true;
+    settle_request_.notify(sc_core::SC_ZERO_TIME);
+    sc_core::wait(taken_);
+  }
   if (last_completion_ > sc_core::sc_time_stamp())
     sc_core::wait(last_completion_ - sc_core::sc_time_stamp());
 }
@@ -40,8 +48,18 @@ void Unit::trace(std::uint32_t index, std::uint32_t op, const sc_core::sc_time& 
 
 void Unit::run() {
   for (;;) {
+    while (queue_.num_available() == 0) {
+      if (settle_wanted_ && unsettled()) {
+        settle();
+        settle_wanted_ = false;
+        taken_.notify(sc_core::SC_ZERO_TIME);
+        continue;
+      }
+      sc_core::wait(queue_.data_written_event() | settle_request_);
+    }
     const std::uint32_t index = queue_.read();
     const isa::Instruction& inst = ctx_.program.instructions[index];
+    if (std::holds_alternative<isa::SemSignal>(inst.body)) settle();
     if (const auto* signal = std::get_if<isa::SemSignal>(&inst.body)) {
       // Fires when all earlier work of this unit has completed (or, for `reads`, has read its
       // sources); the unit itself moves on.

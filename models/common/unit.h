@@ -39,6 +39,12 @@ class Unit : public sc_core::sc_module {
     if (t > last_read_) last_read_ = t;
     read_reported_ = true;
   }
+  // A unit may leave work whose completion is not yet known when execute() returns (a DMA
+  // engine's chunks still in the DRAM controllers): settle() completes it, calling complete_at().
+  // The unit's own thread settles before a `sem.signal` and, when asked by wait_drained(), once
+  // its queue is empty; until then the next instructions go ahead.
+  virtual bool unsettled() const { return false; }
+  virtual void settle() {}
   // Records an instruction's interval on this unit's trace track.
   void trace(std::uint32_t index, std::uint32_t op, const sc_core::sc_time& start,
              const sc_core::sc_time& end);
@@ -50,11 +56,14 @@ class Unit : public sc_core::sc_module {
   void run();
 
   sc_core::sc_fifo<std::uint32_t> queue_;
+  const std::uint32_t depth_;
   std::uint32_t in_flight_ = 0;  // pushed but not yet taken off the queue and executed
   sc_core::sc_time last_completion_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time last_read_ = sc_core::SC_ZERO_TIME;
   bool read_reported_ = false;
   sc_core::sc_event taken_;
+  sc_core::sc_event settle_request_;
+  bool settle_wanted_ = false;
   std::uint32_t track_;
 };
 

@@ -20,12 +20,42 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const SimContext& ctx, Semaph
   if (ctx.functional) buffer_.resize(spec_.chunk.value());
 }
 
-void DmaEngine::resolve(Slot& slot, sc_core::sc_time& last_done) {
+void DmaEngine::resolve(Slot& slot) {
   if (!slot.pending) return;
   slot.pending = false;
   const sc_core::sc_time arrived = memory->complete(slot.ticket);
   slot.free_at = slot.dst ? slot.dst->transfer(arrived, slot.bytes, true, slot.op) : arrived;
-  last_done = std::max(last_done, slot.free_at);
+  Open& o = open_of(slot.descriptor);
+  o.last_done = std::max(o.last_done, slot.free_at);
+  --o.pending;
+}
+
+void DmaEngine::close_finished() {
+  while (!open_.empty() && open_.front().issued && open_.front().pending == 0) {
+    const Open& o = open_.front();
+    stats_[o.op].busy_cycles += ctx_.cycles_covering(o.last_done - o.start);
+    trace(o.index, o.op, o.start, o.last_done);
+    complete_at(o.last_done);
+    open_.pop_front();
+  }
+}
+
+void DmaEngine::settle() {
+  for (std::size_t k = 0; k < slots_.size(); ++k) resolve(slots_[(next_slot_ + k) % slots_.size()]);
+  close_finished();
+}
+
+sc_core::sc_time DmaEngine::after_writes_to(isa::Space space, std::uint64_t addr,
+                                            std::uint64_t bytes, std::uint64_t seq,
+                                            sc_core::sc_time at) {
+  for (Slot& earlier : slots_) {
+    if (earlier.descriptor >= seq || earlier.dst_space != space ||
+        !(addr < earlier.dst_addr + earlier.bytes && earlier.dst_addr < addr + bytes))
+      continue;
+    resolve(earlier);
+    at = std::max(at, earlier.free_at);
+  }
+  return at;
 }
 
 void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
@@ -36,7 +66,8 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   sc_core::sc_time issue_at =
       start + ctx_.cycles(spec_.setup_latency.cycles(ctx_.spec.clock).value());
-  sc_core::sc_time last_done = issue_at;
+  const std::uint64_t seq = next_seq_++;
+  open_.push_back(Open{seq, index, op, start, issue_at, 0, false});
   const std::uint64_t chunk_bytes = spec_.chunk.value();
   Sram* src_sram = memories_.of(d.src.space);
   Sram* dst_sram = memories_.of(d.dst.space);
@@ -49,8 +80,11 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
       // previous descriptor's last, not slot 0 again (which would wait for that one's first chunk).
       Slot& slot = slots_[next_slot_];
       next_slot_ = (next_slot_ + 1) % slots_.size();
-      resolve(slot, last_done);
-      const sc_core::sc_time at = std::max(issue_at, slot.free_at);
+      resolve(slot);
+      // A chunk reads what an earlier descriptor of this engine writes only once that landed:
+      // the queue's order holds through memory, as functional mode, which copies at issue, has it.
+      const sc_core::sc_time at =
+          after_writes_to(d.src.space, src, bytes, seq, std::max(issue_at, slot.free_at));
       // Requests reach shared resources in simulated-time order: one wait per chunk (with model
       // hbm, rarely, more in resolve() while a completion is not yet decided).
       if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
@@ -79,26 +113,29 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
       }
       ++s.chunks;
       issue_at = at + ctx_.core_period;  // one chunk issued per cycle
+      slot.descriptor = seq;
+      slot.dst_space = d.dst.space;
+      slot.dst_addr = dst;
+      slot.bytes = bytes;
       if (dst_sram && !read_pending) {
+        slot.pending = false;
         slot.free_at = dst_sram->transfer(arrived, bytes, true, op);
-        last_done = std::max(last_done, slot.free_at);
+        Open& o = open_of(seq);
+        o.last_done = std::max(o.last_done, slot.free_at);
         continue;
       }
       slot.pending = true;
       slot.ticket = ticket;
       slot.dst = dst_sram;
-      slot.bytes = bytes;
       slot.op = op;
+      ++open_of(seq).pending;
       // Memories that answer at once (simple, ideal) complete here, as a blocking call would.
-      if (memory->ready(ticket)) resolve(slot, last_done);
+      if (memory->ready(ticket)) resolve(slot);
     }
   });
-  // The chunks still in flight, oldest first.
-  for (std::size_t k = 0; k < slots_.size(); ++k)
-    resolve(slots_[(next_slot_ + k) % slots_.size()], last_done);
-  s.busy_cycles += ctx_.cycles_covering(last_done - start);
-  trace(index, op, start, last_done);
-  complete_at(last_done);
+  // Chunks still in the memory complete later (settle(), or as their slots are needed).
+  open_of(seq).issued = true;
+  close_finished();
 }
 
 }  // namespace tpusim::models

@@ -6,6 +6,7 @@
 // through the SRAM ports.
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -24,7 +25,7 @@ struct DmaStats {
   std::uint64_t hbm_read_bytes = 0;
   std::uint64_t hbm_write_bytes = 0;
   std::uint64_t onchip_bytes = 0;  // cmem <-> vmem/accmem
-  std::uint64_t busy_cycles = 0;   // first issue to last completion, per instruction
+  std::uint64_t busy_cycles = 0;   // per descriptor, start to last completion, summed
 
   template <class V>
   void visit(V& v) {
@@ -33,7 +34,8 @@ struct DmaStats {
     v("hbm_read_bytes", hbm_read_bytes, "B", "bytes loaded from off-chip memory");
     v("hbm_write_bytes", hbm_write_bytes, "B", "bytes stored to off-chip memory");
     v("onchip_bytes", onchip_bytes, "B", "bytes moved between on-chip memories");
-    v("busy_cycles", busy_cycles, "cycles", "cycles with a descriptor in progress");
+    v("busy_cycles", busy_cycles, "cycles",
+      "per descriptor, start (setup included) to its last chunk's completion, summed");
   }
 };
 
@@ -79,16 +81,40 @@ class DmaEngine : public Unit {
     Sram* dst = nullptr;
     std::uint64_t bytes = 0;
     std::uint32_t op = 0;
+    std::uint64_t descriptor = 0;             // which Open it belongs to
+    isa::Space dst_space = isa::Space::kHbm;  // what it writes, for later descriptors' reads
+    std::uint64_t dst_addr = 0;
+  };
+  // A descriptor whose chunks are not all complete: its trace interval and busy cycles are
+  // settled once they are, so the next descriptor issues meanwhile (completions of chunks
+  // still in the DRAM controllers are known only later).
+  struct Open {
+    std::uint64_t seq = 0;
+    std::uint32_t index = 0, op = 0;
+    sc_core::sc_time start, last_done;
+    std::uint32_t pending = 0;
+    bool issued = false;  // every chunk is posted
   };
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
+  bool unsettled() const override { return !open_.empty(); }
+  void settle() override;
   // Completes the slot's transaction (waiting if its completion is not yet decided).
-  void resolve(Slot& slot, sc_core::sc_time& last_done);
+  void resolve(Slot& slot);
+  Open& open_of(std::uint64_t seq) { return open_[seq - open_.front().seq]; }
+  // `at`, or later: once every chunk of an earlier descriptor that writes into `bytes` at
+  // `addr` in `space` has landed.
+  sc_core::sc_time after_writes_to(isa::Space space, std::uint64_t addr, std::uint64_t bytes,
+                                   std::uint64_t seq, sc_core::sc_time at);
+  // Closes the oldest descriptors once all their chunks are complete.
+  void close_finished();
 
   const std::uint32_t core_;
   const CoreMemories memories_;
   const DmaSpec spec_;
   std::vector<Slot> slots_;
   std::size_t next_slot_ = 0;         // the slot the next chunk takes (oldest in flight)
+  std::deque<Open> open_;
+  std::uint64_t next_seq_ = 0;
   std::vector<std::uint8_t> buffer_;  // functional mode: one chunk in transit
   PerOpStats<DmaStats> stats_;
 };

@@ -89,7 +89,9 @@ double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write
     } else {
       const double asked = arrival_s + noc_.latency(here, there);
       const double read = timing_.access(at, piece, asked, now);
-      done = std::max(done, noc_.transfer(there, here, piece, asked, read, now));
+      // The first byte leaves the channel a transfer time before the last, not when asked.
+      const double first = read - timing_.transfer_seconds(piece);
+      done = std::max(done, noc_.transfer(there, here, piece, first, read, now));
     }
     s.noc_byte_hops += piece * noc_.hops(here, there);
     at += piece;
@@ -104,7 +106,8 @@ std::uint64_t Memory::decidable_until() const {
 }
 
 void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) {
-  const double now = sc_core::sc_time_stamp().to_seconds();
+  // Links keep what a late booking (BookingHorizon) could still overlap.
+  const double now = ctx_.booking_horizon_s();
   const std::uint32_t here = noc_.core_node(t.core);
   const std::uint64_t burst = address_map_.burst_bytes();
   const std::uint64_t first = addr / burst * burst;
@@ -172,7 +175,8 @@ bool Memory::dram_decide(Transaction& t) {
     all = all && r.done == r.bursts;
   }
   if (!all) return false;
-  const double now = sc_core::sc_time_stamp().to_seconds();
+  // The data's return may be booked at a time already past (see BookingHorizon).
+  const double now = ctx_.booking_horizon_s();
   const std::uint32_t here = noc_.core_node(t.core);
   MemoryStats& s = stats_[t.op];
   double done = t.arrival_s;
@@ -247,6 +251,8 @@ DeferredMemoryIf::Ticket Memory::post(bool write, std::uint64_t addr, std::uint8
       t.decided = true;
       break;
     case MemoryModel::kHbm:
+      // Open until completed: its data may be booked through ports at its time after that.
+      if (ctx_.horizon) ctx_.horizon->open(t.arrival_s);
       dram_post(t, addr, bytes);
       break;
   }
@@ -278,6 +284,8 @@ sc_core::sc_time Memory::complete(Ticket ticket) {
     sc_core::wait(wake > now ? wake - now : ctx_.core_period);
   }
   const double done_s = transactions_[ticket].done_s;
+  if (ctx_.spec.memory.model == MemoryModel::kHbm && ctx_.horizon)
+    ctx_.horizon->close(transactions_[ticket].arrival_s);
   free_tickets_.push_back(ticket);
   return sc_core::sc_time(done_s, sc_core::SC_SEC);
 }

@@ -27,6 +27,11 @@ class SimpleMemoryTiming {
   // the interconnect), none before `present_s`, the simulated present.
   double access(std::uint64_t addr, std::uint64_t bytes, double arrival_s, double present_s);
 
+  // How long a channel takes to move `bytes` (its share of the bandwidth).
+  double transfer_seconds(std::uint64_t bytes) const {
+    return ideal_ ? 0.0 : double(bytes) / channel_bw_;
+  }
+
   std::uint32_t channel_of(std::uint64_t addr) const {
     const std::uint64_t channels = channels_.size();
     if (channels == 1) return 0;

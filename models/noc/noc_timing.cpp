@@ -34,6 +34,7 @@ NocTiming::NocTiming(const NocSpec& spec, std::uint32_t cores, std::uint32_t mem
   }
   timelines_.resize(names_.size());
   stats_.resize(names_.size());
+  busy_s_.assign(names_.size(), 0.0);
 }
 
 std::uint32_t NocTiming::hops(std::uint32_t src, std::uint32_t dst) const {
@@ -66,7 +67,6 @@ double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t b
                            double tail_s, double now_s) {
   route(src, dst, route_);
   const double duration = double(bytes) * seconds_per_byte_;
-  const auto busy_ps = static_cast<std::uint64_t>(duration * 1e12 + 0.5);
   // A crossbar's two links are the two sides of one switch traversal: one hop of latency.
   const double per_link_hop = mesh_ ? hop_s_ : 0;
   double head = head_s, tail = tail_s;
@@ -78,7 +78,7 @@ double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t b
     NocLinkStats& s = stats_[link];
     s.bytes += bytes;
     ++s.transfers;
-    s.busy_ps += busy_ps;
+    busy_s_[link] += duration;
     head = start + per_link_hop;
     tail = std::max(tail, start + duration) + per_link_hop;
   }

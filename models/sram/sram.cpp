@@ -33,8 +33,7 @@ sc_core::sc_time Sram::earliest_free(const sc_core::sc_time& at, std::uint64_t c
 
 sc_core::sc_time Sram::hold(const sc_core::sc_time& at, std::uint64_t cycles, std::uint64_t bytes,
                             bool write, std::uint32_t op) {
-  const std::uint64_t present = sc_core::sc_time_stamp().value();
-  for (BusyTimeline<std::uint64_t>& port : ports_) port.forget_before(present);
+  forget_before(at);
   const std::uint64_t duration = ctx_.cycles(cycles).value();
   std::uint64_t begin = 0;
   const std::size_t port = best_port(at.value(), duration, begin);
@@ -46,6 +45,14 @@ sc_core::sc_time Sram::hold(const sc_core::sc_time& at, std::uint64_t cycles, st
   s.port_busy_cycles += cycles;
   s.port_wait_cycles += ctx_.cycles_covering(start - at);
   return start;
+}
+
+void Sram::forget_before(const sc_core::sc_time& at) {
+  // Reservations a booking now could still overlap: back to the booking horizon (late bookings
+  // with memory.model hbm) and to this booking itself.
+  const std::uint64_t horizon =
+      std::min(sc_core::sc_time(ctx_.booking_horizon_s(), sc_core::SC_SEC).value(), at.value());
+  for (BusyTimeline<std::uint64_t>& port : ports_) port.forget_before(horizon);
 }
 
 sc_core::sc_time Sram::spread(const sc_core::sc_time& at, std::uint64_t cycles, bool reserve) {
@@ -77,8 +84,7 @@ sc_core::sc_time Sram::spread(const sc_core::sc_time& at, std::uint64_t cycles, 
 
 sc_core::sc_time Sram::spread_hold(const sc_core::sc_time& at, std::uint64_t cycles,
                                    std::uint64_t bytes, bool write, std::uint32_t op) {
-  const std::uint64_t present = sc_core::sc_time_stamp().value();
-  for (BusyTimeline<std::uint64_t>& port : ports_) port.forget_before(present);
+  forget_before(at);
   const sc_core::sc_time end = spread(at, cycles, true);
   SramStats& s = stats_[op];
   (write ? s.write_bytes : s.read_bytes) += bytes;

@@ -71,6 +71,7 @@ class Sram : public sc_core::sc_module {
 
  private:
   sc_core::sc_time spread(const sc_core::sc_time& at, std::uint64_t cycles, bool reserve);
+  void forget_before(const sc_core::sc_time& at);
   // The port whose first gap of `duration` at or after `at` starts first, and that start.
   std::size_t best_port(std::uint64_t at, std::uint64_t duration, std::uint64_t& start) const;
 

@@ -87,10 +87,15 @@ int simulate(const SimulateRequest& request) {
   }
   if (watch.show) observers.add(&recording);
   std::exception_ptr failure;
-  const models::SimContext ctx{
-      chip.spec, request.program,    trace,
-      period,    request.functional, observers.empty() ? nullptr : &observers,
-      &failure};
+  models::BookingHorizon horizon;
+  const models::SimContext ctx{chip.spec,
+                               request.program,
+                               trace,
+                               period,
+                               request.functional,
+                               observers.empty() ? nullptr : &observers,
+                               &failure,
+                               &horizon};
   models::Chip model("chip", ctx);
   if (request.functional && request.before) request.before(model.memory().store());
   const auto sim_start = std::chrono::steady_clock::now();

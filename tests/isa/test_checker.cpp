@@ -94,6 +94,16 @@ TEST_CASE("checker: DMA destinations never overlap themselves (rule 5)", "[isa][
   CHECK(check_err(load + "count=[4] src_stride=[0] dst_stride=[4]\n") == kOk);
 }
 
+TEST_CASE("checker: a copy within one memory must not read what it writes", "[isa][checker]") {
+  // vmem [0, 1024) -> [64, 1088): the result would depend on the chunk order.
+  CHECK(check_err("store dma0 dst=vmem:64 src=vmem:0 elem=1024\n") ==
+        "t.tasm:2:1: store: src and dst overlap in vmem: a copy must not read what it writes");
+  CHECK(check_err("store dma0 dst=vmem:1024 src=vmem:0 elem=1024\n") == kOk);  // adjacent
+  // Spans, not bytes: the strided source [0, 3 * 256 + 16) covers a destination at 512.
+  CHECK(check_err("store dma0 dst=vmem:512 src=vmem:0 elem=16 count=[4] src_stride=[256]\n") !=
+        kOk);
+}
+
 TEST_CASE("checker: cmem only when the chip has one, within its capacity", "[isa][checker]") {
   CHECK(check_err("load dma0 dst=cmem:0 src=hbm:0 elem=4\n") ==
         "t.tasm:2:1: load: dst: this chip has no cmem (no core.cmem section)");

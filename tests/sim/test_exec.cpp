@@ -134,6 +134,49 @@ TEST_CASE("exec: two MXUs on one vector-memory port take turns on it", "[exec][m
       CHECK(u["stats"]["port_busy_cycles"].get<std::uint64_t>() == port_cycles);
 }
 
+TEST_CASE("exec: read data crosses the interconnect only once the memory has read it",
+          "[exec][memory][noc]") {
+  // A 1 B link: 256 B take 256 cycles on it, from the first byte out of the channel (its start
+  // plus the memory's latency), not from the request. Then 4 cycles through the vmem port.
+  const std::string program =
+      ".op 0 load \"l\"\n.core 0\n"
+      "load dma0 dst=vmem:0 src=hbm:0 elem=256\nhalt\n";
+  const std::uint64_t link_width = 1;
+  CHECK(cycles_of(program, "--set 'noc.link_width=1 B'") ==
+        kDispatch + kSetup + kLatency + 256 / link_width + 256 / kPort);
+}
+
+TEST_CASE("exec: an executing instruction keeps its queue entry", "[exec][sequencer]") {
+  // queue_depth 1: the second load to dma0 is dispatched only once the first has issued all
+  // its chunks, as the checker counts queues. Its 128 chunks of 512 B complete one per 8 cycles
+  // (64 B a cycle) from setup + latency on, and the last issues only once the one 64 slots
+  // (max_outstanding) ahead of it has completed.
+  const std::string program =
+      ".op 0 load \"l\"\n.core 0\n"
+      "load dma0 dst=vmem:0 src=hbm:0 elem=65536\n"
+      "load dma0 dst=vmem:65536 src=hbm:65536 elem=512\nhalt\n";
+  const Run r = exec(program, "--set core.sequencer.queue_depth=1");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::uint64_t stalled = 0;
+  for (const json& u : r.report["units"])
+    if (u["path"] == "chip.core0.seq")
+      stalled = u["stats"]["queue_full_cycles"].get<std::uint64_t>();
+  const std::uint64_t chunks = 65536 / kChunk, chunk_cycles = kChunk / kBytesPerCycle, slots = 64;
+  CHECK(stalled >= kSetup + kLatency + (chunks - slots) * chunk_cycles - 2 * kDispatch);
+}
+
+TEST_CASE("exec: a DMA engine stores what it loaded only once the load has landed", "[exec][dma]") {
+  // No semaphore between them: the queue's order holds through memory. The store reads vmem
+  // after the load's last byte is in (load_cycles), and its write then takes at least the
+  // memory's latency.
+  const std::string program =
+      ".op 0 copy \"c\"\n.core 0\n"
+      "load dma0 dst=vmem:0 src=hbm:0 elem=512\n"
+      "store dma0 dst=hbm:65536 src=vmem:0 elem=512\nhalt\n";
+  CHECK(cycles_of(program) >= load_cycles(kDispatch, 512) + kLatency);
+}
+
 TEST_CASE("exec: a weight load takes its port time in the gaps a DMA stream leaves",
           "[exec][mxu][sram]") {
   // One 64 B port. dma0 streams 64 KiB at 32 B a cycle in 128 B chunks: each chunk's write
