@@ -132,15 +132,19 @@ void emit_row_pipeline(OpContext& ctx, const RowPipeline& p, const std::vector<R
   }
   ++ctx.row_pipelines;
   OpPlan& plan = ctx.plan;
-  plan.tile =
-      std::to_string(max_rows) + " rows per tile, " + std::to_string(tiles.size()) + " tiles";
+  // An operator of several pipelines (a concat's inputs, column or channel blocks) sums them.
+  const bool first = ctx.row_pipelines == 1;
+  plan.tile = std::to_string(max_rows) + " rows per tile, " + std::to_string(tiles.size()) +
+              " tiles" +
+              (first ? "" : " (the last of " + std::to_string(ctx.row_pipelines) + " pipelines)");
   plan.loop_order = "row tiles; loads of tile i+1 overlap vector work on tile i";
   plan.placement = "tiles round-robin over " + std::to_string(ctx.cores()) +
                    " core(s), vector unit; " + p.description;
-  plan.vmem_bytes = vmem.used();
-  plan.hbm_bytes = hbm_bytes;
-  plan.compute_cycles = (e.vpu_cycles() - vpu_before) / ctx.cores();
-  plan.memory_cycles = double(hbm_bytes) / ctx.hbm_bytes_per_cycle();
+  plan.vmem_bytes = first ? vmem.used() : std::max(plan.vmem_bytes, vmem.used());
+  plan.hbm_bytes = (first ? 0 : plan.hbm_bytes) + hbm_bytes;
+  plan.compute_cycles =
+      (first ? 0 : plan.compute_cycles) + (e.vpu_cycles() - vpu_before) / ctx.cores();
+  plan.memory_cycles = double(plan.hbm_bytes) / ctx.hbm_bytes_per_cycle();
 }
 
 }  // namespace tpusim::isa::lower_detail

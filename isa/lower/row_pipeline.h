@@ -50,16 +50,24 @@ inline VectorOperand dense(Address a, std::uint64_t cols, DType t) {
   return VectorOperand{a, u32(cols * dtype_bytes(t))};
 }
 
-// Writes an fp32 tile out as `dtype`: a move, a cast, or (narrow integers) a requantize.
+// Writes an fp32 tile out as `dtype`: a move, a cast, or (narrow integers) a requantize;
+// nothing when the tile was computed in the fp32 output itself (see result()).
 inline void narrow(Emitter& e, std::uint64_t rows, std::uint64_t cols, VectorOperand f32,
                    Address out, DType dtype, float scale = 1.0f) {
   const VectorOperand dst = dense(out, cols, dtype);
+  if (dtype == DType::kFp32 && f32.addr == out && f32.stride == dst.stride) return;
   if (dtype == DType::kFp32)
     e.vector(VectorOp::kMove, DType::kFp32, DType::kFp32, u32(rows), u32(cols), dst, f32);
   else if (dtype_is_integer(dtype) && dtype != DType::kInt32)
     e.vector(VectorOp::kRequantize, dtype, DType::kFp32, u32(rows), u32(cols), dst, f32, {}, scale);
   else
     e.vector(VectorOp::kCast, dtype, DType::kFp32, u32(rows), u32(cols), dst, f32);
+}
+
+// Where a tile's last fp32 step writes: the output itself when it is fp32 (narrow() then has
+// nothing to do), else `scratch`.
+inline VectorOperand result(Address out, Address scratch, std::uint64_t cols, DType dtype) {
+  return dense(dtype == DType::kFp32 ? out : scratch, cols, DType::kFp32);
 }
 
 // Largest tile (in rows, a multiple of `granule` unless the whole fits) whose double-buffered

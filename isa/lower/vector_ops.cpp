@@ -140,7 +140,7 @@ void lower_elementwise(OpContext& ctx) {
     }
     const Address s0 = scratch, s1{scratch.space, scratch.addr + t.rows * cols * 4};
     const VectorOperand a = widen(e, t.rows, cols, in[0], xt, s0);
-    const VectorOperand acc = dense(s0, cols, kF32);
+    const VectorOperand acc = result(o, s0, cols, ot);
     const auto r = u32(t.rows), c = u32(cols);
     switch (kind) {
       case OpKind::kAdd:
@@ -217,8 +217,9 @@ void lower_softmax(OpContext& ctx) {
     e.vector(VectorOp::kReduceSum, kF32, kF32, r, c, Z, S);
     e.vector(VectorOp::kReciprocal, kF32, kF32, r, 1, Z, Z);
     e.vector(VectorOp::kBroadcast, kF32, kF32, r, c, W, Z);
-    e.vector(VectorOp::kMul, kF32, kF32, r, c, S, S, W);
-    narrow(e, t.rows, cols, S, o, ot);
+    const VectorOperand F = result(o, s, cols, ot);
+    e.vector(VectorOp::kMul, kF32, kF32, r, c, F, S, W);
+    narrow(e, t.rows, cols, F, o, ot);
   };
   p.description = causal ? "max, exp, sum, scale per row in fp32, causal mask added"
                          : "max, exp, sum, scale per row in fp32";
@@ -273,8 +274,9 @@ void lower_layernorm(OpContext& ctx) {
     e.vector(VectorOp::kBroadcast, kF32, kF32, r, c, W, VAR);
     e.vector(VectorOp::kMul, kF32, kF32, r, c, S, S, W);
     e.vector(VectorOp::kMul, kF32, kF32, r, c, S, S, {gamma.wide, 0});
-    e.vector(VectorOp::kAdd, kF32, kF32, r, c, S, S, {beta.wide, 0});
-    narrow(e, t.rows, cols, S, o, ot);
+    const VectorOperand F = result(o, s, cols, ot);
+    e.vector(VectorOp::kAdd, kF32, kF32, r, c, F, S, {beta.wide, 0});
+    narrow(e, t.rows, cols, F, o, ot);
   };
   p.description = "mean, variance, normalise, scale and shift per row in fp32";
   emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)),

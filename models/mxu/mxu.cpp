@@ -13,14 +13,6 @@ Mxu::Mxu(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& semaph
       engine_(make_mxu_engine(ctx.spec.core.mxu, ctx.spec.clock,
                               ctx.spec.core.vmem.port_width.value(), observer)) {}
 
-// A stream narrower than a port (128 bf16 inputs a cycle against a 4 KiB port) shares the
-// port with other streams through the SRAM's banks: it takes the port's bandwidth, bytes / width
-// port-cycles, not the port itself for the whole stream.
-std::uint64_t Mxu::port_cycles(const Sram& sram, std::uint64_t bytes) {
-  const std::uint64_t width = sram.spec().port_width.value();
-  return std::max<std::uint64_t>(1, (bytes + width - 1) / width);
-}
-
 std::uint64_t Mxu::array_width(DType operand) const {
   return dtype_bytes(mxu_precision(ctx_.spec.core.mxu, operand).value_or(operand));
 }
@@ -30,10 +22,10 @@ void Mxu::wait_until_cycle(std::uint64_t cycle) {
   if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
 }
 
-std::uint64_t Mxu::start_with_port(std::uint64_t ready, std::uint64_t port_cycles,
+std::uint64_t Mxu::start_with_port(std::uint64_t ready, std::uint64_t bytes,
                                    std::uint64_t window) const {
   const std::uint64_t block_end =
-      ctx_.cycles_covering(memories_.vmem->spread_end(ctx_.cycles(ready), port_cycles));
+      ctx_.cycles_covering(memories_.vmem->spread_end(ctx_.cycles(ready), bytes));
   return std::max(ready, block_end > window ? block_end - window : 0);
 }
 
@@ -66,16 +58,14 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   const std::uint8_t* vmem = ctx_.functional ? memories_.vmem->data() : nullptr;
   if (const auto* lw = std::get_if<isa::MxuLoadWeights>(&inst.body)) {
     const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
-    const std::uint64_t lw_port_cycles = port_cycles(*memories_.vmem, bytes);
     const std::uint64_t ready = std::max(now, engine_->load_ready_at());
     // The tile shifts in a row a cycle at best: R rows in ws, K in os and is.
     const std::uint64_t window = ctx_.spec.core.mxu.dataflow == Dataflow::kWeightStationary
                                      ? ctx_.spec.core.mxu.rows
                                      : lw->k;
-    const MxuLoadTiming t =
-        engine_->load_weights(*lw, start_with_port(ready, lw_port_cycles, window), vmem);
+    const MxuLoadTiming t = engine_->load_weights(*lw, start_with_port(ready, bytes, window), vmem);
     // Booked now, before the wait, so that another unit deciding meanwhile sees the port taken.
-    memories_.vmem->spread_hold(ctx_.cycles(ready), lw_port_cycles, bytes, false, inst.op);
+    memories_.vmem->spread_hold(ctx_.cycles(ready), bytes, false, inst.op);
     wait_until_cycle(t.start);
     if (ctx_.functional) engine_->start_load(*lw, vmem);
     ++s.weight_loads;
@@ -93,32 +83,29 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   // Start no earlier than a vector-memory port can feed the array, from when the array can
   // take the rows (booked before the wait, as for a weight load).
   const std::uint64_t input_bytes = std::uint64_t{mm.m} * mm.k * dtype_bytes(mm.dtype);
-  const std::uint64_t input_port_cycles = port_cycles(*memories_.vmem, input_bytes);
   const std::uint64_t ready = std::max(now, engine_->matmul_ready_at(mm.keep));
   const std::uint64_t window = read_window(mm);
   const std::uint64_t ready_but_weights =
-      start_with_port(std::max(now, engine_->input_free_at()), input_port_cycles, window);
-  const MxuMatmulTiming t =
-      engine_->matmul(mm, start_with_port(ready, input_port_cycles, window), vmem);
+      start_with_port(std::max(now, engine_->input_free_at()), input_bytes, window);
+  const MxuMatmulTiming t = engine_->matmul(mm, start_with_port(ready, input_bytes, window), vmem);
   s.weight_stall_cycles += t.start - std::min(t.start, ready_but_weights);
-  memories_.vmem->spread_hold(ctx_.cycles(ready), input_port_cycles, input_bytes, false, inst.op);
-  // Results leave the array a row per cycle, at the rate rows went in; the accumulator port is
-  // held for that long (a read-modify-write when accumulating), so DMA stores and VPU reads of
-  // accumulators contend with it. Held from the start; a port too narrow or too busy to take
-  // the results by the array's last row delays the instruction's completion.
+  memories_.vmem->spread_hold(ctx_.cycles(ready), input_bytes, false, inst.op);
+  // Results leave the array a row per cycle and go to accumulator memory (read-modify-write when
+  // accumulating), taking bytes / width of a port's time from the start, wherever it is free,
+  // so DMA stores and VPU reads of accumulators contend with them. A port too narrow or too
+  // busy to take the results by the array's last row delays the instruction's completion.
   const std::uint64_t result_bytes = std::uint64_t{mm.m} * mm.n * 4;
   const std::uint64_t output_bytes = result_bytes * (mm.accumulate ? 2 : 1);
-  const std::uint64_t width = ctx_.spec.core.accmem.port_width.value();
-  const std::uint64_t acc_port_cycles =
-      std::max<std::uint64_t>(t.stream_cycles, (output_bytes + width - 1) / width);
-  const std::uint64_t acc_start = ctx_.cycle_of(
-      memories_.accmem->hold(ctx_.cycles(t.start), acc_port_cycles, result_bytes, true, inst.op));
-  const std::uint64_t end = std::max(t.end, acc_start + acc_port_cycles);
+  std::uint64_t end = t.end;
+  if (mm.accumulate)
+    end = std::max(end, ctx_.cycles_covering(memories_.accmem->spread_hold(
+                            ctx_.cycles(t.start), result_bytes, false, inst.op)));
+  end = std::max(end, ctx_.cycles_covering(memories_.accmem->spread_hold(
+                          ctx_.cycles(t.start), result_bytes, true, inst.op)));
   wait_until_cycle(t.start);
   // Values are computed when the first row enters; whoever reads the results waits for this
   // instruction's completion through a semaphore.
   if (ctx_.functional) engine_->start_matmul(mm, vmem, memories_.accmem->data());
-  if (mm.accumulate) memories_.accmem->count(result_bytes, false, inst.op);
   ++s.matmuls;
   s.stream_cycles += t.stream_cycles;
   count_active(s, t.start, t.array_end);

@@ -68,16 +68,15 @@ class Mxu : public Unit {
 
  private:
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
-  static std::uint64_t port_cycles(const Sram& sram, std::uint64_t bytes);
   // Bytes per element of `operand` inside the array (a rounded type at its precision's width).
   std::uint64_t array_width(DType operand) const;
   void wait_until_cycle(std::uint64_t cycle);
-  // The array reads an operand over a window of cycles, not at once: `port_cycles` of
-  // vector-memory port time anywhere in it serve (the SRAM's banks interleave the streams). So
-  // an instruction ready at `ready` starts then, unless the earliest free port time from then
+  // The array reads an operand over a window of cycles, not at once: the port time of its
+  // `bytes` anywhere in it serves (the SRAM's banks interleave the streams). So an instruction
+  // ready at `ready` starts then, unless the earliest free port time from then
   // (Sram::spread_end) would end after its window did; `window` is the least number of cycles
   // its reads can take.
-  std::uint64_t start_with_port(std::uint64_t ready, std::uint64_t port_cycles,
+  std::uint64_t start_with_port(std::uint64_t ready, std::uint64_t bytes,
                                 std::uint64_t window) const;
   // The least cycles a matmul takes to read its inputs, whatever the port.
   std::uint64_t read_window(const isa::MxuMatmul& mm) const;

@@ -25,26 +25,32 @@ std::size_t Sram::best_port(std::uint64_t at, std::uint64_t duration, std::uint6
   return best;
 }
 
-sc_core::sc_time Sram::earliest_free(const sc_core::sc_time& at, std::uint64_t cycles) const {
-  std::uint64_t start = 0;
-  best_port(at.value(), ctx_.cycles(cycles).value(), start);
-  return sc_core::sc_time::from_value(start);
+std::uint64_t Sram::port_time(std::uint64_t bytes) const {
+  const std::uint64_t period = ctx_.core_period.value();
+  const std::uint64_t width = spec_.port_width.value();
+  // bytes * period overflows past 2^64 / 1e9 fs only for transfers beyond a few GB.
+  return std::max<std::uint64_t>(1, (bytes * period + width - 1) / width);
 }
 
-sc_core::sc_time Sram::hold(const sc_core::sc_time& at, std::uint64_t cycles, std::uint64_t bytes,
-                            bool write, std::uint32_t op) {
-  forget_before(at);
-  const std::uint64_t duration = ctx_.cycles(cycles).value();
-  std::uint64_t begin = 0;
-  const std::size_t port = best_port(at.value(), duration, begin);
-  ports_[port].reserve(begin, duration);
-  const sc_core::sc_time start = sc_core::sc_time::from_value(begin);
+void Sram::count_access(std::uint64_t bytes, bool write, std::uint32_t op, std::uint64_t wait) {
   SramStats& s = stats_[op];
   (write ? s.write_bytes : s.read_bytes) += bytes;
   ++s.accesses;
-  s.port_busy_cycles += cycles;
-  s.port_wait_cycles += ctx_.cycles_covering(start - at);
-  return start;
+  s.port_bytes += bytes;
+  const std::uint64_t width = spec_.port_width.value();
+  s.port_busy_cycles = (s.port_bytes + width - 1) / width;
+  s.port_wait_cycles += wait;
+}
+
+sc_core::sc_time Sram::transfer(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
+                                std::uint32_t op) {
+  forget_before(at);
+  const std::uint64_t duration = port_time(bytes);
+  std::uint64_t begin = 0;
+  ports_[best_port(at.value(), duration, begin)].reserve(begin, duration);
+  count_access(bytes, write, op, ctx_.cycles_covering(sc_core::sc_time::from_value(begin) - at));
+  const std::uint64_t latency = write ? 0 : spec_.latency.cycles(ctx_.spec.clock).value();
+  return on_edge(begin + duration) + ctx_.cycles(latency);
 }
 
 void Sram::forget_before(const sc_core::sc_time& at) {
@@ -55,9 +61,9 @@ void Sram::forget_before(const sc_core::sc_time& at) {
   for (BusyTimeline<std::uint64_t>& port : ports_) port.forget_before(horizon);
 }
 
-sc_core::sc_time Sram::spread(const sc_core::sc_time& at, std::uint64_t cycles, bool reserve) {
+sc_core::sc_time Sram::spread(const sc_core::sc_time& at, std::uint64_t bytes, bool reserve) {
   constexpr std::uint64_t kOpen = ~std::uint64_t{0} / 2;
-  std::uint64_t remaining = ctx_.cycles(cycles).value(), end = at.value();
+  std::uint64_t remaining = port_time(bytes), end = at.value();
   // Each port is searched from past the pieces already taken on it.
   std::vector<std::uint64_t> from(ports_.size(), at.value());
   while (remaining > 0) {
@@ -79,30 +85,24 @@ sc_core::sc_time Sram::spread(const sc_core::sc_time& at, std::uint64_t cycles, 
     end = std::max(end, start + take);
     remaining -= take;
   }
-  return sc_core::sc_time::from_value(end);
+  return on_edge(end);
 }
 
-sc_core::sc_time Sram::spread_hold(const sc_core::sc_time& at, std::uint64_t cycles,
-                                   std::uint64_t bytes, bool write, std::uint32_t op) {
+sc_core::sc_time Sram::spread_hold(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
+                                   std::uint32_t op) {
   forget_before(at);
-  const sc_core::sc_time end = spread(at, cycles, true);
-  SramStats& s = stats_[op];
-  (write ? s.write_bytes : s.read_bytes) += bytes;
-  ++s.accesses;
-  s.port_busy_cycles += cycles;
+  const sc_core::sc_time end = spread(at, bytes, true);
   // What the pieces were stretched by the other traffic.
-  const std::uint64_t span = ctx_.cycles_covering(end - at);
-  s.port_wait_cycles += span - std::min(cycles, span);
+  const std::uint64_t width = spec_.port_width.value();
+  const std::uint64_t busy = (bytes + width - 1) / width, span = ctx_.cycles_covering(end - at);
+  count_access(bytes, write, op, span - std::min(busy, span));
   return end;
 }
 
-sc_core::sc_time Sram::transfer(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
-                                std::uint32_t op) {
-  const std::uint64_t width = spec_.port_width.value();
-  const std::uint64_t cycles = std::max<std::uint64_t>(1, (bytes + width - 1) / width);
-  const sc_core::sc_time start = hold(at, cycles, bytes, write, op);
+sc_core::sc_time Sram::spread_transfer(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
+                                       std::uint32_t op) {
   const std::uint64_t latency = write ? 0 : spec_.latency.cycles(ctx_.spec.clock).value();
-  return start + ctx_.cycles(cycles + latency);
+  return spread_hold(at, bytes, write, op) + ctx_.cycles(latency);
 }
 
 }  // namespace tpusim::models

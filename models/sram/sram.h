@@ -23,7 +23,8 @@ struct SramStats {
   std::uint64_t read_bytes = 0;
   std::uint64_t write_bytes = 0;
   std::uint64_t accesses = 0;
-  std::uint64_t port_busy_cycles = 0;
+  std::uint64_t port_bytes = 0;        // through the shared ports
+  std::uint64_t port_busy_cycles = 0;  // port_bytes / port_width, rounded up
   std::uint64_t port_wait_cycles = 0;
 
   template <class V>
@@ -31,7 +32,9 @@ struct SramStats {
     v("read_bytes", read_bytes, "B", "bytes read");
     v("write_bytes", write_bytes, "B", "bytes written");
     v("accesses", accesses, "", "port reservations");
-    v("port_busy_cycles", port_busy_cycles, "cycles", "port-cycles spent moving data");
+    v("port_bytes", port_bytes, "B", "bytes through the shared ports");
+    v("port_busy_cycles", port_busy_cycles, "cycles",
+      "port-cycles spent moving data (port_bytes / port_width, rounded up)");
     v("port_wait_cycles", port_wait_cycles, "cycles", "cycles accesses waited for a free port");
   }
 };
@@ -40,40 +43,48 @@ class Sram : public sc_core::sc_module {
  public:
   Sram(sc_core::sc_module_name name, const SimContext& ctx, const SramSpec& spec);
 
-  // Moves `bytes` through one port, starting no earlier than `at`. Returns when the data is
-  // through the port (plus the array's latency for reads).
+  // Port time is exact: `bytes` take bytes / port_width cycles of one port, so eight 512 B DMA
+  // chunks share one cycle of a 4 KiB port. The times returned are rounded up to whole cycles.
+
+  // Moves `bytes` through one port in one piece, starting no earlier than `at`. Returns when
+  // the data is through the port (plus the array's latency for reads).
   sc_core::sc_time transfer(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
                             std::uint32_t op);
-  // Holds one port for `cycles` from no earlier than `at` (a unit streaming at its own pace),
-  // counting `bytes`. Returns when the hold starts.
-  sc_core::sc_time hold(const sc_core::sc_time& at, std::uint64_t cycles, std::uint64_t bytes,
-                        bool write, std::uint32_t op);
+  // Port time for `bytes` in the earliest free moments of any port from `at`, not necessarily in
+  // one piece: for a unit that reads or writes a fraction of a port's width each cycle over a
+  // window (the MXU, the VPU), which the SRAM's banks interleave with other traffic. Returns when
+  // the last piece ends; spread_hold() also books the pieces and counts `bytes`, and
+  // spread_transfer() adds the array's latency for reads.
+  sc_core::sc_time spread_end(const sc_core::sc_time& at, std::uint64_t bytes) {
+    return spread(at, bytes, false);
+  }
+  sc_core::sc_time spread_hold(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
+                               std::uint32_t op);
+  sc_core::sc_time spread_transfer(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
+                                   std::uint32_t op);
   // Counts traffic that uses a unit's dedicated path rather than a shared port.
   void count(std::uint64_t bytes, bool write, std::uint32_t op) {
     SramStats& s = stats_[op];
     (write ? s.write_bytes : s.read_bytes) += bytes;
   }
-  // When a port is next free at or after `at` for `cycles`.
-  sc_core::sc_time earliest_free(const sc_core::sc_time& at, std::uint64_t cycles) const;
-  // Port time for `cycles` in the earliest free moments of any port from `at`, not necessarily
-  // in one piece: for a unit that reads a fraction of a port's width each cycle over a window
-  // (the MXU), which the SRAM's banks interleave with other traffic. Returns when the last piece
-  // ends. spread_hold() also books the pieces and counts `bytes`.
-  sc_core::sc_time spread_end(const sc_core::sc_time& at, std::uint64_t cycles) {
-    return spread(at, cycles, false);
-  }
-  sc_core::sc_time spread_hold(const sc_core::sc_time& at, std::uint64_t cycles,
-                               std::uint64_t bytes, bool write, std::uint32_t op);
 
   const SramSpec& spec() const { return spec_; }
   const PerOpStats<SramStats>& stats() const { return stats_; }
   std::uint8_t* data() { return data_.empty() ? nullptr : data_.data(); }
 
  private:
-  sc_core::sc_time spread(const sc_core::sc_time& at, std::uint64_t cycles, bool reserve);
+  sc_core::sc_time spread(const sc_core::sc_time& at, std::uint64_t bytes, bool reserve);
   void forget_before(const sc_core::sc_time& at);
   // The port whose first gap of `duration` at or after `at` starts first, and that start.
   std::size_t best_port(std::uint64_t at, std::uint64_t duration, std::uint64_t& start) const;
+  // Port time of `bytes`, in SystemC time units (at least one).
+  std::uint64_t port_time(std::uint64_t bytes) const;
+  // A time rounded up to the next core clock edge.
+  sc_core::sc_time on_edge(std::uint64_t value) const {
+    return ctx_.cycles(ctx_.cycles_covering(sc_core::sc_time::from_value(value)));
+  }
+  // Counts an access of `bytes` through the ports that waited `wait` cycles for them.
+  void count_access(std::uint64_t bytes, bool write, std::uint32_t op, std::uint64_t wait);
 
   const SimContext& ctx_;
   const SramSpec spec_;

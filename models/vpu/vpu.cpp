@@ -52,11 +52,15 @@ void Vpu::execute(const isa::Instruction& inst, std::uint32_t index) {
 
   if (ctx_.functional) vpu_compute(v, VpuMemories{memories_.vmem->data(), memories_.accmem->data()});
   sc_core::sc_time end = start + ctx_.cycles(cost.cycles);
-  // Operands stream while the pipeline computes; a narrow or busy port stretches the op.
-  end = std::max(end, memories_.of(v.a.addr.space)->transfer(start, cost.read_bytes_a, false, inst.op));
-  if (cost.read_bytes_b > 0)
-    end = std::max(end, memories_.of(v.b.addr.space)->transfer(start, cost.read_bytes_b, false, inst.op));
-  end = std::max(end, memories_.of(v.dst.addr.space)->transfer(start, cost.write_bytes, true, inst.op));
+  // Operands stream while the pipeline computes, taking port time wherever it is free from the
+  // start (the SRAM's banks interleave them with other traffic); a narrow or busy port
+  // stretches the op.
+  const auto through = [&](const isa::VectorOperand& o, std::uint64_t bytes, bool write) {
+    return memories_.of(o.addr.space)->spread_transfer(start, bytes, write, inst.op);
+  };
+  end = std::max(end, through(v.a, cost.read_bytes_a, false));
+  if (cost.read_bytes_b > 0) end = std::max(end, through(v.b, cost.read_bytes_b, false));
+  end = std::max(end, through(v.dst, cost.write_bytes, true));
   issue_free_ = start + ctx_.cycles(cost.issue_cycles);
   const auto dst = extent(v.dst, v.rows, v.dst_cols(), v.dtype);
   in_flight_.push_back({v.dst.addr.space, dst.first, dst.second, end});

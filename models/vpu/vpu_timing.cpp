@@ -18,9 +18,13 @@ VpuCost vpu_cost(const VpuSpec& spec, Hertz clock, const isa::VectorInstr& v) {
   const std::uint64_t latency = t.latency.cycles(clock).value();
   c.issue_cycles = std::max<std::uint64_t>(1, issue);
   c.cycles = latency + c.issue_cycles - 1 + tree;
-  c.read_bytes_a = std::uint64_t{v.rows} * v.a_cols() * dtype_bytes(v.src_dtype);
+  // A zero-stride operand (one row repeated: a bias, a filter tap) is read once.
+  const auto rows_read = [&](const isa::VectorOperand& o) {
+    return o.stride == 0 ? std::uint64_t{1} : std::uint64_t{v.rows};
+  };
+  c.read_bytes_a = rows_read(v.a) * v.a_cols() * dtype_bytes(v.src_dtype);
   if (isa::vector_arity(v.op) == isa::VectorArity::kBinary)
-    c.read_bytes_b = std::uint64_t{v.rows} * v.cols * dtype_bytes(v.src_dtype);
+    c.read_bytes_b = rows_read(v.b) * v.cols * dtype_bytes(v.src_dtype);
   c.write_bytes = std::uint64_t{v.rows} * v.dst_cols() * dtype_bytes(v.dtype);
   // mac also reads the accumulator it adds to; it shares port b's time with the other operand.
   if (v.op == VectorOp::kMac) c.read_bytes_b += c.write_bytes;

@@ -215,6 +215,22 @@ TEST_CASE("exec: a weight load takes its port time in the gaps a DMA stream leav
   CHECK(lw_start <= dma1_end + 8);
 }
 
+TEST_CASE("exec: small DMA chunks share a port cycle by their bytes", "[exec][dma][sram]") {
+  // 16 B chunks through 64 B vmem ports: four fit one port cycle, so 64 KiB take 1024 port
+  // cycles, not one per chunk (4096).
+  const std::string program =
+      ".op 0 load \"l\"\n.core 0\n"
+      "load dma0 dst=vmem:0 src=hbm:0 elem=65536\nhalt\n";
+  const Run r = exec(program, "--set 'core.dma.chunk=16 B'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const json& u : r.report["units"])
+    if (u["path"] == "chip.core0.vmem") {
+      CHECK(u["stats"]["port_bytes"].get<std::uint64_t>() == 65536);
+      CHECK(u["stats"]["port_busy_cycles"].get<std::uint64_t>() == 65536 / kPort);
+    }
+}
+
 TEST_CASE("exec: a matmul completes once its results are through the accumulator port",
           "[exec][mxu][sram]") {
   // A 4 B accumulator port: accumulating M x N int32 results reads and writes each, 2 x 512 B,
