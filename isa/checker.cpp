@@ -255,9 +255,11 @@ class Checker {
         if (!(v.scale > 0.0f)) fail(i, "scale must be positive");
         break;
       case VectorOp::kReduceSum:
-        if (v.dtype != v.src_dtype && v.dtype != accumulator_dtype(v.src_dtype))
-          fail(i, "sums " + name(v.src_dtype) + " into " + name(v.src_dtype) + " or " +
-                      name(accumulator_dtype(v.src_dtype)) + ", not " + name(v.dtype));
+        if (v.dtype != v.src_dtype && v.dtype != accumulator_dtype(v.src_dtype)) {
+          const DType acc = accumulator_dtype(v.src_dtype);
+          fail(i, "sums " + name(v.src_dtype) + " into " + name(v.src_dtype) +
+                      (acc == v.src_dtype ? "" : " or " + name(acc)) + ", not " + name(v.dtype));
+        }
         break;
       default:
         break;

@@ -4,6 +4,10 @@
 // per cycle); the first result needs the op's pipeline latency. Row reductions add the depth
 // of their combining tree, ceil(log2(cols)).
 //   cycles = latency + ceil(rows*cols / (lanes*sublanes*throughput)) - 1 + tree_depth
+// Elements count as if packed densely into the lanes. A TPU's vector registers are (8, 128)
+// tiles with a row's elements on the lanes, so rows narrower than 128 leave lanes idle unless
+// the compiler repacks them; that cost is not modelled (an optimistic simplification for narrow
+// tensors, e.g. depthwise layers with few channels).
 
 #include <cstdint>
 

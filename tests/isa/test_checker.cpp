@@ -234,6 +234,8 @@ TEST_CASE("checker: vector ops: dtypes, shapes and extents", "[isa][checker]") {
       "t.tasm:2:1: vpu.requantize: scale must be positive");
   CHECK(check_err("vpu.reduce_sum dtype=int16 from=int8 shape=[1,4] dst=vmem:0 a=vmem:0\n") ==
         "t.tasm:2:1: vpu.reduce_sum: sums int8 into int8 or int32, not int16");
+  CHECK(check_err("vpu.reduce_sum dtype=bf16 from=fp32 shape=[1,4] dst=vmem:0 a=vmem:0\n") ==
+        "t.tasm:2:1: vpu.reduce_sum: sums fp32 into fp32, not bf16");
   CHECK(check_err("vpu.add dtype=fp32 shape=[0,4] dst=vmem:0 a=vmem:0 b=vmem:0\n") ==
         "t.tasm:2:1: vpu.add: rows must be at least 1");
   // reduce_max writes [rows, 1]: 8 rows of one fp32, dense stride 4: extent 32 bytes.
