@@ -3,6 +3,7 @@
 cycles beside the real chip's and other simulators' (../shared/realhw/pytorchsim_tpuv3).
 
     /usr/bin/python3 scripts/compare_tpuv3.py [--tpusim build/tpusim] [--baseline FILE] [--csv OUT]
+                                              [--set K=V]...
 
 Prints one row per workload (cycles, tpusim / TPUv3) and, per simulator, the mean and the
 geometric-mean error over the workloads it covers. Exit 2 on a missing or malformed input.
@@ -39,6 +40,8 @@ def main():
                         help="the measured cycles CSV (default: "
                              "../shared/realhw/pytorchsim_tpuv3/baseline_cycle.csv)")
     parser.add_argument("--csv", help="also write the table here")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a chip override passed to every run (e.g. memory.model=hbm)")
     args = parser.parse_args()
     if not os.access(args.tpusim, os.X_OK):
         fail(f"{args.tpusim}: not an executable (build first, or pass --tpusim)")
@@ -60,7 +63,8 @@ def main():
                 continue
             workload = os.path.join(ROOT, "workloads", "tpuv3", name + ".yaml")
             out = os.path.join(tmp, name)
-            run = subprocess.run([args.tpusim, "run", "-q", "-c", "tpu-v3", *CORE_OVERRIDES, "-w", workload, "-o", out],
+            run = subprocess.run([args.tpusim, "run", "-q", "-c", "tpu-v3", *CORE_OVERRIDES,
+                                  *[a for kv in args.set for a in ("--set", kv)], "-w", workload, "-o", out],
                                  cwd=ROOT, env=env, capture_output=True, text=True)
             if run.returncode != 0:
                 fail(f"{name}: tpusim exited {run.returncode}: {run.stderr.strip()}")
