@@ -8,24 +8,26 @@
 // after the earliest open arrival, so a late booking still sees what it must not overlap.
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 namespace tpusim::models {
 
 class BookingHorizon {
  public:
-  void open(double arrival_s) { open_.insert(arrival_s); }
-  void close(double arrival_s) {
-    const auto it = open_.find(arrival_s);
+  // Times in SystemC's integer units (sc_time::value()).
+  void open(std::uint64_t arrival) { open_.insert(arrival); }
+  void close(std::uint64_t arrival) {
+    const auto it = open_.find(arrival);
     if (it != open_.end()) open_.erase(it);
   }
   // The earliest time a booking may still be made at, given the present.
-  double earliest(double present_s) const {
-    return open_.empty() ? present_s : std::min(present_s, *open_.begin());
+  std::uint64_t earliest(std::uint64_t present) const {
+    return open_.empty() ? present : std::min(present, *open_.begin());
   }
 
  private:
-  std::multiset<double> open_;
+  std::multiset<std::uint64_t> open_;
 };
 
 }  // namespace tpusim::models

@@ -16,6 +16,14 @@ struct DmaRun {
   std::uint64_t bytes = 0;
 };
 
+// Bytes the descriptor's source spans from its first byte (the checker has kept it in range).
+inline std::uint64_t source_span(const isa::DmaInstr& d) {
+  std::uint64_t span = d.elem_bytes;
+  for (std::uint32_t k = 0; k < d.dims; ++k)
+    span += std::uint64_t{d.count[k] - 1u} * d.src_stride[k];
+  return span;
+}
+
 // Calls f(run) for each maximal contiguous run, in row-major order of the descriptor.
 template <class F>
 void for_each_run(const isa::DmaInstr& d, F&& f) {

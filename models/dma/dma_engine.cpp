@@ -45,15 +45,28 @@ void DmaEngine::settle() {
   close_finished();
 }
 
+bool DmaEngine::reads_in_flight(const isa::DmaInstr& d, std::uint64_t seq,
+                                sc_core::sc_time start) const {
+  if (!wrote_[static_cast<std::size_t>(d.src.space)]) return false;
+  const std::uint64_t lo = d.src.addr, hi = lo + source_span(d);
+  for (const Slot& earlier : slots_)
+    if (earlier.dst_space == d.src.space && lo < earlier.dst_addr + earlier.bytes &&
+        earlier.dst_addr < hi && earlier.descriptor < seq &&
+        (earlier.pending || earlier.free_at > start))
+      return true;
+  return false;
+}
+
 sc_core::sc_time DmaEngine::after_writes_to(isa::Space space, std::uint64_t addr,
                                             std::uint64_t bytes, std::uint64_t seq,
                                             sc_core::sc_time at) {
+  const std::uint64_t end = addr + bytes;
   for (Slot& earlier : slots_) {
-    if (earlier.descriptor >= seq || earlier.dst_space != space ||
-        !(addr < earlier.dst_addr + earlier.bytes && earlier.dst_addr < addr + bytes))
+    if (earlier.dst_space != space || addr >= earlier.dst_addr + earlier.bytes ||
+        earlier.dst_addr >= end || earlier.descriptor >= seq)
       continue;
-    resolve(earlier);
-    at = std::max(at, earlier.free_at);
+    if (earlier.pending) resolve(earlier);
+    if (earlier.free_at > at) at = earlier.free_at;
   }
   return at;
 }
@@ -68,6 +81,8 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
       start + ctx_.cycles(spec_.setup_latency.cycles(ctx_.spec.clock).value());
   const std::uint64_t seq = next_seq_++;
   open_.push_back(Open{seq, index, op, start, issue_at, 0, false});
+  // Checked per chunk only when an earlier descriptor's write into the source may be in flight.
+  const bool hazards = reads_in_flight(d, seq, start);
   const std::uint64_t chunk_bytes = spec_.chunk.value();
   Sram* src_sram = memories_.of(d.src.space);
   Sram* dst_sram = memories_.of(d.dst.space);
@@ -83,8 +98,8 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
       resolve(slot);
       // A chunk reads what an earlier descriptor of this engine writes only once that landed:
       // the queue's order holds through memory, as functional mode, which copies at issue, has it.
-      const sc_core::sc_time at =
-          after_writes_to(d.src.space, src, bytes, seq, std::max(issue_at, slot.free_at));
+      sc_core::sc_time at = std::max(issue_at, slot.free_at);
+      if (hazards) at = after_writes_to(d.src.space, src, bytes, seq, at);
       // Requests reach shared resources in simulated-time order: one wait per chunk (with model
       // hbm, rarely, more in resolve() while a completion is not yet decided).
       if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
@@ -114,6 +129,7 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
       ++s.chunks;
       issue_at = at + ctx_.core_period;  // one chunk issued per cycle
       slot.descriptor = seq;
+      wrote_[static_cast<std::size_t>(d.dst.space)] = true;
       slot.dst_space = d.dst.space;
       slot.dst_addr = dst;
       slot.bytes = bytes;

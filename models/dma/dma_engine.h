@@ -5,6 +5,7 @@
 // again (DeferredMemoryIf), so the DRAM controllers see every chunk in flight; on-chip chunks go
 // through the SRAM ports.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -101,6 +102,9 @@ class DmaEngine : public Unit {
   // Completes the slot's transaction (waiting if its completion is not yet decided).
   void resolve(Slot& slot);
   Open& open_of(std::uint64_t seq) { return open_[seq - open_.front().seq]; }
+  // Whether an earlier descriptor's chunk that writes into the source of `d` may not have landed
+  // by `start` (the source's span against each slot's destination).
+  bool reads_in_flight(const isa::DmaInstr& d, std::uint64_t seq, sc_core::sc_time start) const;
   // `at`, or later: once every chunk of an earlier descriptor that writes into `bytes` at
   // `addr` in `space` has landed.
   sc_core::sc_time after_writes_to(isa::Space space, std::uint64_t addr, std::uint64_t bytes,
@@ -115,6 +119,8 @@ class DmaEngine : public Unit {
   std::size_t next_slot_ = 0;         // the slot the next chunk takes (oldest in flight)
   std::deque<Open> open_;
   std::uint64_t next_seq_ = 0;
+  // Spaces this engine has written (after_writes_to() need not look otherwise), by isa::Space.
+  std::array<bool, isa::kNumSpaces> wrote_{};
   std::vector<std::uint8_t> buffer_;  // functional mode: one chunk in transit
   PerOpStats<DmaStats> stats_;
 };

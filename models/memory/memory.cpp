@@ -107,7 +107,7 @@ std::uint64_t Memory::decidable_until() const {
 
 void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) {
   // Links keep what a late booking (BookingHorizon) could still overlap.
-  const double now = ctx_.booking_horizon_s();
+  const double now = ctx_.booking_horizon().to_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
   const std::uint64_t burst = address_map_.burst_bytes();
   const std::uint64_t first = addr / burst * burst;
@@ -176,7 +176,7 @@ bool Memory::dram_decide(Transaction& t) {
   }
   if (!all) return false;
   // The data's return may be booked at a time already past (see BookingHorizon).
-  const double now = ctx_.booking_horizon_s();
+  const double now = ctx_.booking_horizon().to_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
   MemoryStats& s = stats_[t.op];
   double done = t.arrival_s;
@@ -228,6 +228,7 @@ DeferredMemoryIf::Ticket Memory::post(bool write, std::uint64_t addr, std::uint8
   t.decided = false;
   t.op = op;
   t.core = core;
+  t.arrival = at.value();
   t.arrival_s = at.to_seconds();
   t.done_s = t.arrival_s;
   t.last_arrival_cycle = 0;
@@ -252,7 +253,7 @@ DeferredMemoryIf::Ticket Memory::post(bool write, std::uint64_t addr, std::uint8
       break;
     case MemoryModel::kHbm:
       // Open until completed: its data may be booked through ports at its time after that.
-      if (ctx_.horizon) ctx_.horizon->open(t.arrival_s);
+      if (ctx_.horizon) ctx_.horizon->open(at.value());
       dram_post(t, addr, bytes);
       break;
   }
@@ -285,7 +286,7 @@ sc_core::sc_time Memory::complete(Ticket ticket) {
   }
   const double done_s = transactions_[ticket].done_s;
   if (ctx_.spec.memory.model == MemoryModel::kHbm && ctx_.horizon)
-    ctx_.horizon->close(transactions_[ticket].arrival_s);
+    ctx_.horizon->close(transactions_[ticket].arrival);
   free_tickets_.push_back(ticket);
   return sc_core::sc_time(done_s, sc_core::SC_SEC);
 }

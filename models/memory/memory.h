@@ -120,6 +120,7 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
     bool decided = false;
     std::uint32_t op = 0, core = 0;
     double arrival_s = 0, done_s = 0;
+    std::uint64_t arrival = 0;             // arrival_s in SystemC time units (BookingHorizon)
     std::uint64_t last_arrival_cycle = 0;  // model hbm: no burst is decided before this
     std::vector<Piece> pieces;             // model hbm
   };

@@ -56,8 +56,7 @@ sc_core::sc_time Sram::transfer(const sc_core::sc_time& at, std::uint64_t bytes,
 void Sram::forget_before(const sc_core::sc_time& at) {
   // Reservations a booking now could still overlap: back to the booking horizon (late bookings
   // with memory.model hbm) and to this booking itself.
-  const std::uint64_t horizon =
-      std::min(sc_core::sc_time(ctx_.booking_horizon_s(), sc_core::SC_SEC).value(), at.value());
+  const std::uint64_t horizon = std::min(ctx_.booking_horizon().value(), at.value());
   for (BusyTimeline<std::uint64_t>& port : ports_) port.forget_before(horizon);
 }
 
@@ -65,7 +64,8 @@ sc_core::sc_time Sram::spread(const sc_core::sc_time& at, std::uint64_t bytes, b
   constexpr std::uint64_t kOpen = ~std::uint64_t{0} / 2;
   std::uint64_t remaining = port_time(bytes), end = at.value();
   // Each port is searched from past the pieces already taken on it.
-  std::vector<std::uint64_t> from(ports_.size(), at.value());
+  std::vector<std::uint64_t>& from = spread_from_;
+  from.assign(ports_.size(), at.value());
   while (remaining > 0) {
     std::size_t best = 0;
     std::uint64_t start = 0, free_for = 0;

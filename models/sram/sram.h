@@ -89,6 +89,7 @@ class Sram : public sc_core::sc_module {
   const SimContext& ctx_;
   const SramSpec spec_;
   std::vector<BusyTimeline<std::uint64_t>> ports_;  // in sc_time resolution units
+  std::vector<std::uint64_t> spread_from_;          // spread() scratch
   PerOpStats<SramStats> stats_;
   std::vector<std::uint8_t> data_;  // functional mode only
 };
