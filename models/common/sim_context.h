@@ -31,9 +31,10 @@ struct SimContext {
   std::exception_ptr* failure = nullptr;
   // How far back shared resources keep their reservations (late bookings with model hbm).
   BookingHorizon* horizon = nullptr;
-  sc_core::sc_time booking_horizon() const {
-    const sc_core::sc_time present = sc_core::sc_time_stamp();
-    return horizon ? sc_core::sc_time::from_value(horizon->earliest(present.value())) : present;
+  // In SystemC time units (sc_time::value()).
+  std::uint64_t booking_horizon() const {
+    const std::uint64_t present = sc_core::sc_time_stamp().value();
+    return horizon ? horizon->earliest(present) : present;
   }
 
   sc_core::sc_time cycles(std::uint64_t n) const { return core_period * static_cast<double>(n); }

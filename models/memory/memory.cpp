@@ -107,7 +107,7 @@ std::uint64_t Memory::decidable_until() const {
 
 void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) {
   // Links keep what a late booking (BookingHorizon) could still overlap.
-  const double now = ctx_.booking_horizon().to_seconds();
+  const double now = sc_core::sc_time::from_value(ctx_.booking_horizon()).to_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
   const std::uint64_t burst = address_map_.burst_bytes();
   const std::uint64_t first = addr / burst * burst;
@@ -176,7 +176,7 @@ bool Memory::dram_decide(Transaction& t) {
   }
   if (!all) return false;
   // The data's return may be booked at a time already past (see BookingHorizon).
-  const double now = ctx_.booking_horizon().to_seconds();
+  const double now = sc_core::sc_time::from_value(ctx_.booking_horizon()).to_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
   MemoryStats& s = stats_[t.op];
   double done = t.arrival_s;

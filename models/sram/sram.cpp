@@ -56,7 +56,7 @@ sc_core::sc_time Sram::transfer(const sc_core::sc_time& at, std::uint64_t bytes,
 void Sram::forget_before(const sc_core::sc_time& at) {
   // Reservations a booking now could still overlap: back to the booking horizon (late bookings
   // with memory.model hbm) and to this booking itself.
-  const std::uint64_t horizon = std::min(ctx_.booking_horizon().value(), at.value());
+  const std::uint64_t horizon = std::min<std::uint64_t>(ctx_.booking_horizon(), at.value());
   for (BusyTimeline<std::uint64_t>& port : ports_) port.forget_before(horizon);
 }
 

@@ -81,7 +81,8 @@ class Sram : public sc_core::sc_module {
   std::uint64_t port_time(std::uint64_t bytes) const;
   // A time rounded up to the next core clock edge.
   sc_core::sc_time on_edge(std::uint64_t value) const {
-    return ctx_.cycles(ctx_.cycles_covering(sc_core::sc_time::from_value(value)));
+    const std::uint64_t period = ctx_.core_period.value();
+    return ctx_.core_period * double((value + period - 1) / period);
   }
   // Counts an access of `bytes` through the ports that waited `wait` cycles for them.
   void count_access(std::uint64_t bytes, bool write, std::uint32_t op, std::uint64_t wait);
