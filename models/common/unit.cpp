@@ -37,6 +37,7 @@ void Unit::wait_drained() {
     settle_request_.notify(sc_core::SC_ZERO_TIME);
     sc_core::wait(taken_);
   }
+  settle_wanted_ = false;  // else a later idle moment would settle when nobody waits
   if (last_completion_ > sc_core::sc_time_stamp())
     sc_core::wait(last_completion_ - sc_core::sc_time_stamp());
 }

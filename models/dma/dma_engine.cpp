@@ -36,6 +36,7 @@ void DmaEngine::close_finished() {
     stats_[o.op].busy_cycles += ctx_.cycles_covering(o.last_done - o.start);
     trace(o.index, o.op, o.start, o.last_done);
     complete_at(o.last_done);
+    reads_done_at(o.last_done);  // a DMA has read its source once its chunks are complete
     open_.pop_front();
   }
 }

@@ -53,7 +53,9 @@ void Mxu::count_active(MxuStats& s, std::uint64_t start, std::uint64_t end) {
 }
 
 void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
-  const std::uint64_t now = ctx_.cycle_of(sc_core::sc_time_stamp());
+  // Rounded up: a semaphore may fire between clock edges (a DRAM completion), and the array
+  // acts on the edge after it, never before the present.
+  const std::uint64_t now = ctx_.cycles_covering(sc_core::sc_time_stamp());
   MxuStats& s = stats_[inst.op];
   const std::uint8_t* vmem = ctx_.functional ? memories_.vmem->data() : nullptr;
   if (const auto* lw = std::get_if<isa::MxuLoadWeights>(&inst.body)) {

@@ -349,3 +349,44 @@ TEST_CASE("memory: late DRAM decisions never book a link or port twice", "[memor
                          "--set core.vmem.ports=1 --set core.dma.max_outstanding=64");
   CHECK(port["cycles"].get<std::uint64_t>() >= bytes / width);
 }
+
+TEST_CASE("memory: a DMA's 'reads' signal waits for its chunks, as its completion does",
+          "[memory][hbm][exec][dma]") {
+  // isa/README: on units other than the MXU, `reads` is the same as completion. With the bank
+  // model a descriptor's chunks complete after it was issued; the signal must wait for them.
+  const std::string head = ".op 0 x \"x\"\n.core 0\nload dma0 dst=vmem:0 src=hbm:0 elem=32768\n";
+  const std::string tail =
+      "sem.wait vpu s0\n"
+      "vpu.relu dtype=fp32 shape=[8,128] dst=vmem:65536 a=vmem:0\nhalt\n";
+  for (const std::string model : {"simple", "hbm"}) {
+    CAPTURE(model);
+    TempDir a, b;
+    const json reads = exec(a, "tpu-v4i", head + "sem.signal dma0 s0 reads\n" + tail,
+                            "--set memory.model=" + model);
+    const json done =
+        exec(b, "tpu-v4i", head + "sem.signal dma0 s0\n" + tail, "--set memory.model=" + model);
+    CHECK(reads["cycles"] == done["cycles"]);
+  }
+}
+
+TEST_CASE("memory: a unit woken between clock edges starts on the next edge, not before",
+          "[memory][hbm][exec]") {
+  // A store to HBM completes on a DRAM clock edge, between core edges: the weight load it
+  // releases starts no earlier than that completion.
+  TempDir dir;
+  const json r = exec(dir, "tpu-v4i",
+                      ".op 0 s \"s\"\n.core 0\nstore dma0 dst=hbm:0 src=vmem:0 elem=64\n"
+                      "sem.signal dma0 s0\nsem.wait mxu0 s0\n"
+                      "mxu.lw mxu0 src=vmem:0 k=128 n=128 dtype=bf16\nhalt\n",
+                      "--set memory.model=hbm");
+  const json trace = json::parse(slurp(dir.path("out") + "/trace.json"));
+  double store_end = 0, lw_start = -1;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const double start = e["ts"].get<double>(), end = start + e["dur"].get<double>();
+    if (e["name"] == "store") store_end = end;
+    if (e["name"] == "mxu.lw") lw_start = start;
+  }
+  REQUIRE(lw_start >= 0);
+  CHECK(lw_start >= store_end - 1e-9);
+}
