@@ -60,10 +60,10 @@ void Unit::run() {
     }
     const std::uint32_t index = queue_.read();
     const isa::Instruction& inst = ctx_.program.instructions[index];
-    if (std::holds_alternative<isa::SemSignal>(inst.body)) settle();
     if (const auto* signal = std::get_if<isa::SemSignal>(&inst.body)) {
       // Fires when all earlier work of this unit has completed (or, for `reads`, has read its
       // sources); the unit itself moves on.
+      settle();
       semaphores_.signal_at(signal->sem, std::max(signal->reads ? last_read_ : last_completion_,
                                                   sc_core::sc_time_stamp()));
     } else if (const auto* w = std::get_if<isa::SemWait>(&inst.body)) {

@@ -51,8 +51,7 @@ bool DmaEngine::reads_in_flight(const isa::DmaInstr& d, std::uint64_t seq,
   if (!wrote_[static_cast<std::size_t>(d.src.space)]) return false;
   const std::uint64_t lo = d.src.addr, hi = lo + source_span(d);
   for (const Slot& earlier : slots_)
-    if (earlier.dst_space == d.src.space && lo < earlier.dst_addr + earlier.bytes &&
-        earlier.dst_addr < hi && earlier.descriptor < seq &&
+    if (earlier.writes_into(d.src.space, lo, hi, seq) &&
         (earlier.pending || earlier.free_at > start))
       return true;
   return false;
@@ -61,11 +60,8 @@ bool DmaEngine::reads_in_flight(const isa::DmaInstr& d, std::uint64_t seq,
 sc_core::sc_time DmaEngine::after_writes_to(isa::Space space, std::uint64_t addr,
                                             std::uint64_t bytes, std::uint64_t seq,
                                             sc_core::sc_time at) {
-  const std::uint64_t end = addr + bytes;
   for (Slot& earlier : slots_) {
-    if (earlier.dst_space != space || addr >= earlier.dst_addr + earlier.bytes ||
-        earlier.dst_addr >= end || earlier.descriptor >= seq)
-      continue;
+    if (!earlier.writes_into(space, addr, addr + bytes, seq)) continue;
     if (earlier.pending) resolve(earlier);
     if (earlier.free_at > at) at = earlier.free_at;
   }

@@ -85,6 +85,11 @@ class DmaEngine : public Unit {
     std::uint64_t descriptor = 0;             // which Open it belongs to
     isa::Space dst_space = isa::Space::kHbm;  // what it writes, for later descriptors' reads
     std::uint64_t dst_addr = 0;
+    // Whether it belongs to a descriptor before `seq` and writes into [lo, hi) of `space`.
+    bool writes_into(isa::Space space, std::uint64_t lo, std::uint64_t hi,
+                     std::uint64_t seq) const {
+      return dst_space == space && lo < dst_addr + bytes && dst_addr < hi && descriptor < seq;
+    }
   };
   // A descriptor whose chunks are not all complete: its trace interval and busy cycles are
   // settled once they are, so the next descriptor issues meanwhile (completions of chunks
