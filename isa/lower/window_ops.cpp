@@ -239,9 +239,23 @@ void lower_global_avg_pool(OpContext& ctx) {
         const Address src = offset(in[0], img * area * n_ch * ex);
         const Address f = offset(scratch, img * area * n_ch * 4);
         const VectorOperand F = dense(f, n_ch, kF32);
-        e.vector(xt != kF32 ? VectorOp::kCast : VectorOp::kMove, kF32, xt, u32(area), u32(n_ch), F,
-                 dense(src, n_ch, xt));
-        for (std::uint64_t n = area; n > 1;) {
+        std::uint64_t n = area;
+        if (xt == kF32 && area > 1) {
+          // fp32 needs no widening copy: the first halving reads the input itself (and an odd
+          // area's middle row is carried over).
+          const std::uint64_t half = area / 2;
+          e.vector(VectorOp::kAdd, kF32, kF32, u32(half), u32(n_ch), F, dense(src, n_ch, kF32),
+                   dense(offset(src, (area - half) * n_ch * 4), n_ch, kF32));
+          if (area % 2)
+            e.vector(VectorOp::kMove, kF32, kF32, 1, u32(n_ch),
+                     dense(offset(f, half * n_ch * 4), n_ch, kF32),
+                     dense(offset(src, half * n_ch * 4), n_ch, kF32));
+          n = area - half;
+        } else {
+          e.vector(xt != kF32 ? VectorOp::kCast : VectorOp::kMove, kF32, xt, u32(area), u32(n_ch),
+                   F, dense(src, n_ch, xt));
+        }
+        for (; n > 1;) {
           const std::uint64_t half = n / 2;
           e.vector(VectorOp::kAdd, kF32, kF32, u32(half), u32(n_ch), F, F,
                    dense(offset(f, (n - half) * n_ch * 4), n_ch, kF32));

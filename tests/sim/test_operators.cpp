@@ -177,3 +177,23 @@ ops:
         "error: --functional: the graph's bf16 is not a type of teach-4x4's MXU side; tensors "
         "were lowered as int8 (timing only)\n");
 }
+
+TEST_CASE("run: an fp32 global average pool sums its input in place, odd and even areas", "[run]") {
+  // fp32 skips the widening copy: the first halving reads the input, and an odd area carries
+  // its middle row over.
+  for (const char* hw : {"3, 5", "2, 4", "1, 1"}) {
+    CAPTURE(hw);
+    const Outcome o = run_and_compare("tpu-v4i", std::string(R"(name: gap
+dtype: fp32
+tensors:
+  - {name: x, shape: [2, )") + hw + R"(, 24], role: input}
+  - {name: y, shape: [2, 1, 1, 24], role: output}
+ops:
+  - {name: y, op: global_avg_pool, inputs: [x]}
+)");
+    REQUIRE(o.exit_code == 0);
+    CHECK(o.nonzero > 0);
+    CHECK(o.compared == 48);
+    CHECK(o.worst < 1e-5);
+  }
+}
