@@ -46,8 +46,7 @@ class BusyTimeline {
   // The first free moment at or after `earliest`, and (in `free_for`) how long it stays free:
   // until the next reservation, or `open` when none follows.
   Time next_free(Time earliest, Time open, Time& free_for) const {
-    std::size_t i = busy_.size();
-    while (i > first_ && busy_[i - 1].end > earliest) --i;
+    std::size_t i = first_after(earliest);
     Time start = earliest;
     for (; i < busy_.size() && busy_[i].start <= start; ++i) start = std::max(start, busy_[i].end);
     free_for = i < busy_.size() ? busy_[i].start - start : open;
@@ -73,12 +72,23 @@ class BusyTimeline {
   struct Interval {
     Time start, end;
   };
+  // The first live interval that ends after `earliest`. Most reservations append, so a few
+  // steps back from the end find it; a booking further back (a late DRAM decision, see
+  // BookingHorizon) searches by halves: the intervals are disjoint and sorted, so are their ends.
+  std::size_t first_after(Time earliest) const {
+    std::size_t i = busy_.size();
+    for (int step = 0; i > first_ && busy_[i - 1].end > earliest; --i)
+      if (++step == 4)
+        return static_cast<std::size_t>(
+            std::partition_point(busy_.begin() + static_cast<std::ptrdiff_t>(first_),
+                                 busy_.begin() + static_cast<std::ptrdiff_t>(i),
+                                 [&](const Interval& v) { return v.end <= earliest; }) -
+            busy_.begin());
+    return i;
+  }
   // The first gap of `duration` at or after `earliest`, and the index of the interval after it.
   Time find(Time earliest, Time duration, std::size_t& i) const {
-    // From the first live interval that ends after `earliest`; most reservations append, so
-    // the scan runs from the back.
-    i = busy_.size();
-    while (i > first_ && busy_[i - 1].end > earliest) --i;
+    i = first_after(earliest);
     Time start = earliest;
     for (; i < busy_.size(); ++i) {
       if (start + duration <= busy_[i].start + kTouch) break;
