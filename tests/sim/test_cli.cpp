@@ -381,3 +381,15 @@ TEST_CASE("cli: -v logs what a run did on stderr, stdout holds the summary alone
   const std::string cycles = std::to_string(std::stoull(quiet.out.substr(at + 7)));
   CHECK(verbose.err.find("tpusim: debug: simulated " + cycles + " cycles") != std::string::npos);
 }
+
+TEST_CASE("cli: the summary says when its energy is dynamic only", "[cli][energy]") {
+  // tpu-v4i has no public static power (0 W); tpu-v1 has one (34.7 W, derived in its file).
+  const Result v4i = run_tpusim("run -c tpu-v4i -w tpuv1/mlp1");
+  const Result v1 = run_tpusim("run -c tpu-v1 -w tpuv1/mlp1");
+  REQUIRE(v4i.exit_code == 0);
+  REQUIRE(v1.exit_code == 0);
+  const std::string label = " TOPS/W (dynamic only: energy.static_power is 0 W)\n";
+  CHECK(v4i.out.find(label) != std::string::npos);
+  CHECK(v1.out.find(" TOPS/W\n") != std::string::npos);
+  CHECK(v1.out.find(label) == std::string::npos);
+}
