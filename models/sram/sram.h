@@ -62,11 +62,6 @@ class Sram : public sc_core::sc_module {
                                std::uint32_t op);
   sc_core::sc_time spread_transfer(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
                                    std::uint32_t op);
-  // Counts traffic that uses a unit's dedicated path rather than a shared port.
-  void count(std::uint64_t bytes, bool write, std::uint32_t op) {
-    SramStats& s = stats_[op];
-    (write ? s.write_bytes : s.read_bytes) += bytes;
-  }
 
   const SramSpec& spec() const { return spec_; }
   const PerOpStats<SramStats>& stats() const { return stats_; }

@@ -77,6 +77,23 @@ Run exec(const std::string& program, const std::string& sets = "") {
   return exec_in(dir, program, sets);
 }
 
+// The stats of the unit at `path` ("chip.core0.vmem"); fails the test when there is none.
+json unit_stats(const json& report, const std::string& path) {
+  for (const json& u : report["units"])
+    if (u["path"] == path) return u["stats"];
+  FAIL("no unit " << path);
+  return {};
+}
+
+// Each trace thread's unit name, by (pid, tid).
+std::map<std::pair<int, int>, std::string> thread_names(const json& trace) {
+  std::map<std::pair<int, int>, std::string> names;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      names[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"].get<std::string>();
+  return names;
+}
+
 std::uint64_t cycles_of(const std::string& program, const std::string& sets = "") {
   const Run r = exec(program, sets);
   INFO(r.err);
@@ -129,9 +146,8 @@ TEST_CASE("exec: two MXUs on one vector-memory port take turns on it", "[exec][m
   const std::uint64_t port_cycles = (2 * K * N + 2 * M * K) / width;
   CHECK(r.report["cycles"].get<std::uint64_t>() ==
         kDispatch + port_cycles + R + N - 2 + kWriteback);
-  for (const json& u : r.report["units"])
-    if (u["path"] == "chip.core0.vmem")
-      CHECK(u["stats"]["port_busy_cycles"].get<std::uint64_t>() == port_cycles);
+  CHECK(unit_stats(r.report, "chip.core0.vmem")["port_busy_cycles"].get<std::uint64_t>() ==
+        port_cycles);
 }
 
 TEST_CASE("exec: read data crosses the interconnect only once the memory has read it",
@@ -158,10 +174,8 @@ TEST_CASE("exec: an executing instruction keeps its queue entry", "[exec][sequen
   const Run r = exec(program, "--set core.sequencer.queue_depth=1");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  std::uint64_t stalled = 0;
-  for (const json& u : r.report["units"])
-    if (u["path"] == "chip.core0.seq")
-      stalled = u["stats"]["queue_full_cycles"].get<std::uint64_t>();
+  const auto stalled =
+      unit_stats(r.report, "chip.core0.seq")["queue_full_cycles"].get<std::uint64_t>();
   const std::uint64_t chunks = 65536 / kChunk, chunk_cycles = kChunk / kBytesPerCycle, slots = 64;
   CHECK(stalled >= kSetup + kLatency + (chunks - slots) * chunk_cycles - 2 * kDispatch);
 }
@@ -195,10 +209,7 @@ TEST_CASE("exec: a weight load takes its port time in the gaps a DMA stream leav
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   double lw_start = 0, lw_end = 0, dma0_end = 0, dma1_end = 0;
-  std::map<std::pair<int, int>, std::string> names;
-  for (const json& e : r.trace["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "thread_name")
-      names[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"].get<std::string>();
+  auto names = thread_names(r.trace);
   for (const json& e : r.trace["traceEvents"]) {
     if (e["ph"] != "X") continue;
     const std::string unit = names[{e["pid"].get<int>(), e["tid"].get<int>()}];
@@ -224,11 +235,9 @@ TEST_CASE("exec: small DMA chunks share a port cycle by their bytes", "[exec][dm
   const Run r = exec(program, "--set 'core.dma.chunk=16 B'");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  for (const json& u : r.report["units"])
-    if (u["path"] == "chip.core0.vmem") {
-      CHECK(u["stats"]["port_bytes"].get<std::uint64_t>() == 65536);
-      CHECK(u["stats"]["port_busy_cycles"].get<std::uint64_t>() == 65536 / kPort);
-    }
+  const json vmem = unit_stats(r.report, "chip.core0.vmem");
+  CHECK(vmem["port_bytes"].get<std::uint64_t>() == 65536);
+  CHECK(vmem["port_busy_cycles"].get<std::uint64_t>() == 65536 / kPort);
 }
 
 TEST_CASE("exec: a matmul completes once its results are through the accumulator port",
@@ -417,17 +426,14 @@ TEST_CASE("exec: overlapping instructions of one unit go to lanes, never overlap
                " m=4 k=16 n=16 dtype=int8\n";
   const Run r = exec(program + "halt\n");
   REQUIRE(r.exit_code == 0);
-  std::map<std::pair<int, int>, std::string> names;
+  auto names = thread_names(r.trace);
   std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> spans;
-  for (const json& e : r.trace["traceEvents"]) {
-    const std::pair<int, int> key{e["pid"].get<int>(), e["tid"].get<int>()};
-    if (e["ph"] == "M" && e["name"] == "thread_name")
-      names[key] = e["args"]["name"].get<std::string>();
+  for (const json& e : r.trace["traceEvents"])
     if (e["ph"] == "X") {
       const double ts = e["ts"].get<double>();
-      spans[key].emplace_back(ts, ts + e["dur"].get<double>());
+      spans[{e["pid"].get<int>(), e["tid"].get<int>()}].emplace_back(ts,
+                                                                     ts + e["dur"].get<double>());
     }
-  }
   std::vector<std::pair<double, int>> edges;  // mxu0's starts (+1) and ends (-1)
   std::size_t lanes = 0, events = 0;
   for (auto& [key, list] : spans) {
