@@ -15,6 +15,7 @@ struct CoreRun {
   std::size_t next = 0;
   std::vector<std::deque<std::size_t>> queues;
   std::vector<std::uint64_t> sems;
+  std::vector<std::uint32_t> completed_waits;  // per semaphore
   bool arrived = false;  // at a barrier, with every queue drained
   bool participates() const { return !instrs.empty(); }
   bool done() const {
@@ -37,9 +38,16 @@ class SyncChecker {
     for (auto& core : cores_) {
       core.queues.resize(std::size_t{c.core.dma.engines} + c.core.mxu.count + 1);
       core.sems.assign(c.core.sequencer.semaphores, 0);
+      core.completed_waits.assign(c.core.sequencer.semaphores, 0);
     }
     for (std::size_t i = 0; i < p.instructions.size(); ++i)
       cores_[p.instructions[i].core].instrs.push_back(i);
+    // Waits on one semaphore complete in program order (isa/README.md, "Sync").
+    turn_.assign(p.instructions.size(), 0);
+    std::map<std::pair<std::uint16_t, std::uint16_t>, std::uint32_t> waits;
+    for (std::size_t i = 0; i < p.instructions.size(); ++i)
+      if (auto* w = std::get_if<SemWait>(&p.instructions[i].body))
+        turn_[i] = waits[{p.instructions[i].core, w->sem}]++;
   }
 
   void run() {
@@ -107,15 +115,16 @@ class SyncChecker {
 
   bool can_step(const CoreRun& core, std::size_t i) const {
     const auto* w = std::get_if<SemWait>(&p_.instructions[i].body);
-    return !w || core.sems[w->sem] >= w->count;
+    return !w || (core.sems[w->sem] >= w->count && core.completed_waits[w->sem] == turn_[i]);
   }
 
   // Executes instruction i on its unit, instantly; false when it is a wait that must block.
   bool step(CoreRun& core, std::size_t i) const {
     const InstrBody& b = p_.instructions[i].body;
     if (auto* w = std::get_if<SemWait>(&b)) {
-      if (core.sems[w->sem] < w->count) return false;
+      if (!can_step(core, i)) return false;
       core.sems[w->sem] -= w->count;
+      ++core.completed_waits[w->sem];
     } else if (auto* s = std::get_if<SemSignal>(&b)) {
       ++core.sems[s->sem];
     }
@@ -125,8 +134,8 @@ class SyncChecker {
   // Returns true when it dispatched or executed anything.
   bool advance(CoreRun& core) const {
     bool progress = false;
-    // Queue heads run earliest in program order first, so that when several units wait on one
-    // semaphore the count goes where the simulator gives it (isa/README.md, "Sync").
+    // Queue heads run earliest in program order first (waits on one semaphore would take their
+    // counts in program order whatever the order here: can_step()).
     for (;;) {
       std::deque<std::size_t>* next = nullptr;
       for (auto& q : core.queues)
@@ -214,9 +223,14 @@ class SyncChecker {
     const CoreRun& core = cores_[core_no];
     std::string why;
     if (auto* w = std::get_if<SemWait>(&p_.instructions[blocked].body)) {
-      why = "deadlock: this wait never completes (core " + std::to_string(core_no) + " s" +
-            std::to_string(w->sem) + " holds " + std::to_string(core.sems[w->sem]) + " of the " +
-            std::to_string(w->count) + " it needs when every unit has stopped)";
+      const std::string sem = "core " + std::to_string(core_no) + " s" + std::to_string(w->sem);
+      why = core.sems[w->sem] >= w->count
+                ? "deadlock: this wait never completes (" + sem + " holds the " +
+                      std::to_string(w->count) +
+                      " it needs, but an earlier wait on it never completes)"
+                : "deadlock: this wait never completes (" + sem + " holds " +
+                      std::to_string(core.sems[w->sem]) + " of the " + std::to_string(w->count) +
+                      " it needs when every unit has stopped)";
     } else {
       why = "deadlock: this barrier never completes";
     }
@@ -235,6 +249,7 @@ class SyncChecker {
   const Program& p_;
   const ChipSpec& c_;
   std::vector<CoreRun> cores_;
+  std::vector<std::uint32_t> turn_;  // a wait's place among its core's waits on its semaphore
 };
 
 }  // namespace

@@ -2,10 +2,12 @@
 // Cross-unit ordering: counting semaphores per core, and the barrier across cores.
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <queue>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -14,10 +16,24 @@ namespace tpusim::models {
 
 // Per-core counting semaphores. A signal may be posted for a future time (a unit's earlier work
 // completes later than the unit moves on); it takes effect then, without holding up the unit.
+//
+// The waits on one semaphore take their counts strictly in program order, whichever unit reaches
+// its wait first: a wait that reaches a semaphore whose earlier waits have not all completed holds
+// on even if the count is there. Which signals feed which wait is then fixed by the program, not
+// by timing, so a program the checker's abstract run completes (isa/README.md, "Sync") cannot
+// deadlock here because a busy unit reached its wait late.
 class Semaphores : public sc_core::sc_module {
  public:
-  Semaphores(sc_core::sc_module_name name, std::uint32_t count)
-      : sc_core::sc_module(name), value_(count, 0) {
+  // `waits_in_order`: the instruction indices of this core's waits in program order, each with
+  // its semaphore.
+  Semaphores(sc_core::sc_module_name name, std::uint32_t count,
+             const std::vector<std::pair<std::uint32_t, std::uint32_t>>& waits_in_order)
+      : sc_core::sc_module(name), value_(count, 0), completed_(count, 0) {
+    std::vector<std::uint32_t> seen(count, 0);
+    turn_.reserve(waits_in_order.size());
+    for (const auto& [instruction, sem] : waits_in_order)
+      turn_.push_back({instruction, seen.at(sem)++});
+    std::sort(turn_.begin(), turn_.end());
     SC_HAS_PROCESS(Semaphores);
     SC_METHOD(deliver);
     sensitive << due_;
@@ -34,15 +50,16 @@ class Semaphores : public sc_core::sc_module {
     pending_.push({at, sequence_++, sem});
     due_.notify(pending_.top().at - sc_core::sc_time_stamp());
   }
-  // Blocks the calling thread until the semaphore holds `count`, then takes it. When several
-  // waits on one semaphore could be satisfied, the one earliest in program order (`instruction`)
-  // takes the count first; the checker assumes the same rule.
+  // Blocks the calling thread until every earlier wait on `sem` (in program order) has completed
+  // and the semaphore holds `count`, then takes it.
   void wait(std::uint32_t sem, std::uint32_t count, std::uint32_t instruction) {
-    waiters_.push_back({sem, count, instruction});
-    while (!may_take(sem, count, instruction)) sc_core::wait(changed_);
-    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), Waiter{sem, count, instruction}));
+    const auto it = std::lower_bound(turn_.begin(), turn_.end(), Turn{instruction, 0});
+    assert(it != turn_.end() && it->instruction == instruction);
+    const std::uint32_t turn = it->turn;
+    while (completed_.at(sem) != turn || value_[sem] < count) sc_core::wait(changed_);
     value_[sem] -= count;
-    if (!waiters_.empty()) changed_.notify(sc_core::SC_ZERO_TIME);  // the next may go now
+    ++completed_[sem];
+    changed_.notify(sc_core::SC_ZERO_TIME);  // the next wait in line may go now
   }
   std::uint32_t value(std::uint32_t sem) const { return value_.at(sem); }
 
@@ -63,21 +80,15 @@ class Semaphores : public sc_core::sc_module {
     if (!pending_.empty()) due_.notify(pending_.top().at - sc_core::sc_time_stamp());
   }
 
-  struct Waiter {
-    std::uint32_t sem, count, instruction;
-    bool operator==(const Waiter& o) const {
-      return sem == o.sem && count == o.count && instruction == o.instruction;
-    }
+  // A wait's place among the waits on its semaphore, by instruction index.
+  struct Turn {
+    std::uint32_t instruction, turn;
+    bool operator<(const Turn& o) const { return instruction < o.instruction; }
   };
-  bool may_take(std::uint32_t sem, std::uint32_t count, std::uint32_t instruction) const {
-    if (value_.at(sem) < count) return false;
-    for (const Waiter& w : waiters_)
-      if (w.sem == sem && w.instruction < instruction && value_[sem] >= w.count) return false;
-    return true;
-  }
 
   std::vector<std::uint32_t> value_;
-  std::vector<Waiter> waiters_;
+  std::vector<std::uint32_t> completed_;  // waits completed per semaphore
+  std::vector<Turn> turn_;
   sc_core::sc_event changed_;
   sc_core::sc_event due_;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;

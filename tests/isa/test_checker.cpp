@@ -284,6 +284,21 @@ TEST_CASE("checker: the abstract run finds waits that order makes impossible", "
   CHECK(check_err("sem.signal dma0 s0\nsem.wait seq s0\n") == kOk);
 }
 
+TEST_CASE("checker: waits on one semaphore take their counts in program order", "[isa][checker]") {
+  // s0 is signalled twice and waited for twice. vpu's wait (line 5) comes after mxu0's (line 4),
+  // so it may not take the first count while mxu0 is held at line 3; mxu0 needs the s1 that vpu
+  // signals only after its wait: a deadlock, whichever unit happens to reach its wait first.
+  const std::string prog =
+      "sem.signal dma0 s0\nsem.wait mxu0 s1\nsem.wait mxu0 s0\nsem.wait vpu s0\n"
+      "sem.signal vpu s1\nsem.signal dma0 s0\n";
+  CHECK(check_err(prog) ==
+        "t.tasm:3:1: sem.wait: deadlock: this wait never completes (core 0 s1 holds 0 of the 1 it "
+        "needs when every unit has stopped)");
+  // With vpu's wait first in program order, it takes the first count and the program completes.
+  CHECK(check_err("sem.signal dma0 s0\nsem.wait vpu s0\nsem.wait mxu0 s1\nsem.wait mxu0 s0\n"
+                  "sem.signal vpu s1\nsem.signal dma0 s0\n") == kOk);
+}
+
 TEST_CASE("checker: queue depth: a full queue behind a blocked wait deadlocks", "[isa][checker]") {
   const std::string prog =
       "sem.wait dma0 s0\nload dma0 dst=vmem:0 src=hbm:0 elem=4\nload dma0 dst=vmem:0 src=hbm:0 "

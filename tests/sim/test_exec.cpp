@@ -475,6 +475,21 @@ TEST_CASE("exec: a program that deadlocks is rejected before it runs", "[exec][e
                                  "s0 holds 0 of the 1 it needs when every unit has stopped)\n"));
 }
 
+TEST_CASE("exec: waits on one semaphore take its counts in program order, not arrival order",
+          "[exec][sync]") {
+  // dma0 signals s0 at once. mxu0's wait on it comes first in program order but is reached only
+  // after a long matmul; the vpu reaches its later wait at once. The vpu must leave the count to
+  // mxu0, whose signal on s1 lets dma0 signal s0 again, for the vpu. Taking counts in arrival
+  // order, the vpu took it and the run deadlocked although the checker accepted the program.
+  const std::uint64_t M = 512, N = 16;
+  const std::uint64_t matmul_done = kDispatch + R + M + R + N - 2 + kWriteback;
+  const std::string program = kHeader + tile(M) +
+                              "sem.signal dma0 s0\nsem.wait mxu0 s0\nsem.signal mxu0 s1\n"
+                              "sem.wait vpu s0\nsem.wait dma0 s1\nsem.signal dma0 s0\nhalt\n";
+  // Every signal and wait after the matmul takes no time: the run ends with it.
+  CHECK(cycles_of(program) == matmul_done);
+}
+
 TEST_CASE("exec: a barrier holds every core until all have drained their earlier work",
           "[exec][barrier]") {
   // Core 0 loads, then reaches the barrier once its load is complete; core 1 waits there, and
