@@ -117,24 +117,28 @@ std::string memory_system_lines(const Report& r) {
 
 }  // namespace
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
+void write_file(const std::filesystem::path& path,
+                const std::function<void(std::ostream&)>& render) {
   const std::filesystem::path temp = path.string() + ".partial";
-  {
-    std::ofstream out(temp, std::ios::binary);
-    out << text;
-    if (!out.flush()) {
-      std::error_code ec;
-      std::filesystem::remove(temp, ec);
-      throw InputError(path.string() + ": cannot write file");
-    }
-  }
   std::error_code ec;
+  try {
+    std::ofstream out(temp, std::ios::binary);
+    render(out);
+    if (!out.flush()) throw InputError(path.string() + ": cannot write file");
+  } catch (...) {
+    std::filesystem::remove(temp, ec);
+    throw;
+  }
   std::filesystem::rename(temp, path, ec);
   if (ec) {
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
     throw InputError(path.string() + ": cannot write file (" + ec.message() + ")");
   }
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  write_file(path, [&](std::ostream& out) { out << text; });
 }
 
 std::string terminal_summary(const Report& r) {
@@ -312,17 +316,23 @@ Lanes assign_lanes(const models::TraceRecorder& trace) {
 }
 }  // namespace
 
-std::string trace_json(const models::TraceRecorder& trace, const isa::Program& program) {
-  // Streamed rather than built as a JSON document: a trace has one event per instruction, and a
-  // DOM of them costs an order of magnitude more memory than the simulation itself.
+void write_trace_json(std::ostream& stream, const models::TraceRecorder& trace,
+                      const isa::Program& program) {
+  // Streamed rather than built as a JSON document (a DOM of the events costs an order of
+  // magnitude more memory than the simulation itself), through a buffer of about 1 MiB.
   // One process per core (and one for the chip-level memory), one thread per unit track and
   // lane: a unit's extra lanes carry its name too, and sort right below its first.
+  constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
   std::string out;
-  out.reserve(64 + trace.events().size() * 140);
+  out.reserve(kFlushBytes + 4096);
   const auto quoted = [](const std::string& s) { return json(s).dump(); };
   out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   bool first = true;
   const auto begin_event = [&] {
+    if (out.size() >= kFlushBytes) {
+      stream.write(out.data(), static_cast<std::streamsize>(out.size()));
+      out.clear();
+    }
     if (!first) out += ",\n";
     first = false;
   };
@@ -384,7 +394,7 @@ std::string trace_json(const models::TraceRecorder& trace, const isa::Program& p
     out += "}}";
   }
   out += "\n]}\n";
-  return out;
+  stream.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
 void write_outputs(const std::string& dir, const Report& report, const models::TraceRecorder& trace,
@@ -393,20 +403,18 @@ void write_outputs(const std::string& dir, const Report& report, const models::T
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir + ": cannot create output directory (" + ec.message() + ")");
   const std::filesystem::path d(dir);
-  // Render everything first: a failure here leaves no file at all.
+  // The small files are rendered first; the trace is streamed into its temporary file.
   const std::string json_text = report_json(report);
   const std::string csv_text = ops_csv(report);
-  const std::string trace_text = trace_json(trace, program);
   // A failure part-way takes back what this call wrote, so no half of a run is left.
   std::vector<std::filesystem::path> written;
   try {
-    for (const auto& [name, text] :
-         {std::pair{"ops.csv", &csv_text}, std::pair{"trace.json", &trace_text},
-          std::pair{"report.json", &json_text}}) {  // last: it marks
-      write_file(d / name, *text);                  // a complete run
-      written.push_back(d / name);
-    }
-  } catch (const InputError&) {
+    write_file(d / "ops.csv", csv_text);
+    written.push_back(d / "ops.csv");
+    write_file(d / "trace.json", [&](std::ostream& out) { write_trace_json(out, trace, program); });
+    written.push_back(d / "trace.json");
+    write_file(d / "report.json", json_text);  // last: it marks a complete run
+  } catch (...) {
     for (const auto& path : written) std::filesystem::remove(path, ec);
     throw;
   }

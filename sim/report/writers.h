@@ -3,6 +3,8 @@
 // trace.json (Chrome trace event format). docs/report.md documents every field.
 
 #include <filesystem>
+#include <functional>
+#include <ostream>
 #include <string>
 
 #include "sim/report/report.h"
@@ -12,11 +14,17 @@ namespace tpusim::sim {
 // Writes `text` to `path` through a temporary file renamed into place, so a failure never
 // leaves half a file behind. InputError naming the path when it cannot.
 void write_file(const std::filesystem::path& path, const std::string& text);
+// The same for text too large to hold at once: `render` writes it to the stream.
+void write_file(const std::filesystem::path& path,
+                const std::function<void(std::ostream&)>& render);
 
 std::string terminal_summary(const Report& report);
 std::string report_json(const Report& report);
 std::string ops_csv(const Report& report);
-std::string trace_json(const models::TraceRecorder& trace, const isa::Program& program);
+// Streams trace.json to `out` (a trace has one event per instruction: hundreds of MB for a
+// program of a million instructions, so it is never held whole).
+void write_trace_json(std::ostream& out, const models::TraceRecorder& trace,
+                      const isa::Program& program);
 
 // Writes report.json, ops.csv and trace.json into `dir`, each through a temporary file;
 // report.json is written last, so its presence means the set is complete.
