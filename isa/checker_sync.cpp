@@ -199,38 +199,42 @@ class SyncChecker {
   }
 
   void report_deadlock() const {
-    std::size_t blocked = SIZE_MAX;
-    std::size_t core_no = 0;
+    // The stuck wait earliest in program order, on any core; a barrier only when no wait is
+    // stuck (a barrier waits for the cores held by waits, which are the cause).
+    std::size_t blocked = SIZE_MAX, barrier = SIZE_MAX;
+    std::size_t core_no = 0, barrier_core = 0;
     for (std::size_t c = 0; c < cores_.size(); ++c) {
       const CoreRun& core = cores_[c];
       if (core.done()) continue;
-      auto consider = [&](std::size_t i) {
-        if (i < blocked) {
-          blocked = i;
-          core_no = c;
+      auto consider = [&](std::size_t i, std::size_t& earliest, std::size_t& on_core) {
+        if (i < earliest) {
+          earliest = i;
+          on_core = c;
         }
       };
       for (auto& q : core.queues)
-        if (!q.empty()) consider(q.front());
+        if (!q.empty()) consider(q.front(), blocked, core_no);
       if (core.next < core.instrs.size()) {
         std::size_t i = core.instrs[core.next];
-        if (std::holds_alternative<SemWait>(p_.instructions[i].body)) consider(i);
-        if (std::holds_alternative<Barrier>(p_.instructions[i].body) && blocked == SIZE_MAX)
-          consider(i);
+        if (std::holds_alternative<SemWait>(p_.instructions[i].body))
+          consider(i, blocked, core_no);
+        if (std::holds_alternative<Barrier>(p_.instructions[i].body))
+          consider(i, barrier, barrier_core);
       }
+    }
+    if (blocked == SIZE_MAX) {
+      blocked = barrier;
+      core_no = barrier_core;
     }
     if (blocked == SIZE_MAX) return;
     const CoreRun& core = cores_[core_no];
     std::string why;
     if (auto* w = std::get_if<SemWait>(&p_.instructions[blocked].body)) {
-      const std::string sem = "core " + std::to_string(core_no) + " s" + std::to_string(w->sem);
-      why = core.sems[w->sem] >= w->count
-                ? "deadlock: this wait never completes (" + sem + " holds the " +
-                      std::to_string(w->count) +
-                      " it needs, but an earlier wait on it never completes)"
-                : "deadlock: this wait never completes (" + sem + " holds " +
-                      std::to_string(core.sems[w->sem]) + " of the " + std::to_string(w->count) +
-                      " it needs when every unit has stopped)";
+      // Never a wait held only by its turn: the earlier wait on its semaphore would be stuck
+      // too, and come first in program order.
+      why = "deadlock: this wait never completes (core " + std::to_string(core_no) + " s" +
+            std::to_string(w->sem) + " holds " + std::to_string(core.sems[w->sem]) + " of the " +
+            std::to_string(w->count) + " it needs when every unit has stopped)";
     } else {
       why = "deadlock: this barrier never completes";
     }

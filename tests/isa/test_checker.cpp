@@ -333,6 +333,21 @@ TEST_CASE("checker: barriers: equal counts per core, and they drain the core fir
                   chip) == kOk);
 }
 
+TEST_CASE("checker: a deadlock names the stuck wait before any barrier, whatever the core order",
+          "[isa][checker]") {
+  // Core 0 reaches its barrier; core 1 never does, held by a wait nothing signals first.
+  const std::string wait_then_barrier = "sem.wait vpu s0\nsem.signal vpu s0\nbarrier\n";
+  const std::string expected =
+      ": sem.wait: deadlock: this wait never completes (core 1 s0 holds 0 of the 1 it needs when "
+      "every unit has stopped)";
+  ChipSpec chip = test::chip_128();
+  chip.cores = 2;
+  CHECK(check_err(".core 0\nbarrier\n.core 1\n" + wait_then_barrier, chip) ==
+        "t.tasm:5:1" + expected);
+  CHECK(check_err(".core 1\n" + wait_then_barrier + ".core 0\nbarrier\n", chip) ==
+        "t.tasm:3:1" + expected);
+}
+
 TEST_CASE("checker: nothing may follow halt on the same core", "[isa][checker]") {
   ChipSpec chip = test::chip_128();
   chip.cores = 2;
