@@ -195,6 +195,16 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
         per_item;
   }
   t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
+  if (p.a_run_elements > 0 && !p.band) {
+    // Each engine issues one chunk a cycle, and every run of a gathered A row is a chunk at
+    // least: short runs (a 3-channel image) bound the loads by issue, not by bandwidth.
+    const std::uint64_t chunk = ctx.chip.core.dma.chunk.value();
+    const std::uint64_t run = std::min(p.a_run_elements, p.k);
+    const std::uint64_t chunks_per_row =
+        ceil_div(p.k, run) * ceil_div(run * ei, chunk);
+    const double issue = double(p.batch * nb * p.m * chunks_per_row) / double(ctx.engines());
+    t.memory_cycles = std::max(t.memory_cycles, issue);
+  }
   // Each step pays a fixed cost for its hand-off instructions through the sequencer (about 32
   // cycles). When loads set the pace, each step also exposes the memory's access latency: a
   // buffer's next load is issued only once the step that used it has drained, and the latency is

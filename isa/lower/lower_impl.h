@@ -107,6 +107,9 @@ struct GemmProblem {
   std::function<std::uint64_t(std::uint64_t b)> bias_column = [](std::uint64_t) { return 0; };
   std::uint64_t resident_bytes = 0;  // vmem held for the whole operator (the bias)
   std::string a_description;         // "dense rows" or "im2col gather of ..."
+  // An im2col gather's A rows are runs of at most this many contiguous elements, each its own
+  // DMA chunk at least (0: A rows are contiguous).
+  std::uint64_t a_run_elements = 0;
   std::optional<ConvBand> band;      // A from an input band (load_a unused)
 };
 

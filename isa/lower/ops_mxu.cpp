@@ -204,6 +204,10 @@ void lower_conv2d(OpContext& ctx) {
     b.description = band_what.str();
     p.band = b;
   }
+  // Kernel rows of whole pixels are contiguous when the dilation is 1 and a pixel is all one
+  // group's channels; otherwise each tap's channels are a run.
+  p.a_run_elements =
+      u(at.dilation_w) == 1 && groups == 1 && xs[2] == cin * e ? kw * cg : cg;
   what << "im2col gather, " << kh << "x" << kw << " window, stride " << at.stride_h << "x"
        << at.stride_w;
   if (groups > 1) what << ", " << groups << " groups";
