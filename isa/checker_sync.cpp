@@ -33,7 +33,7 @@ struct CoreRun {
 
 class SyncChecker {
  public:
-  SyncChecker(const Program& p, const ChipSpec& c) : p_(p), c_(c) {
+  SyncChecker(const Program& p, const ChipSpec& c) : p_(p), c_(c), turn_(wait_turns(p)) {
     cores_.resize(c.cores);
     for (auto& core : cores_) {
       core.queues.resize(std::size_t{c.core.dma.engines} + c.core.mxu.count + 1);
@@ -42,12 +42,6 @@ class SyncChecker {
     }
     for (std::size_t i = 0; i < p.instructions.size(); ++i)
       cores_[p.instructions[i].core].instrs.push_back(i);
-    // Waits on one semaphore complete in program order (isa/README.md, "Sync").
-    turn_.assign(p.instructions.size(), 0);
-    std::map<std::pair<std::uint16_t, std::uint16_t>, std::uint32_t> waits;
-    for (std::size_t i = 0; i < p.instructions.size(); ++i)
-      if (auto* w = std::get_if<SemWait>(&p.instructions[i].body))
-        turn_[i] = waits[{p.instructions[i].core, w->sem}]++;
   }
 
   void run() {
@@ -253,7 +247,7 @@ class SyncChecker {
   const Program& p_;
   const ChipSpec& c_;
   std::vector<CoreRun> cores_;
-  std::vector<std::uint32_t> turn_;  // a wait's place among its core's waits on its semaphore
+  const std::vector<std::uint32_t> turn_;  // wait_turns(p_)
 };
 
 }  // namespace

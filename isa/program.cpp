@@ -3,6 +3,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <utility>
+#include <variant>
 
 namespace tpusim::isa {
 namespace {
@@ -262,6 +265,15 @@ AsmError instruction_error(const Program& p, std::size_t index, const std::strin
   }
   return AsmError(SourceLocation{p.file_name, 0, 0},
                   "instruction #" + std::to_string(index) + " (" + inst.mnemonic() + "): " + why);
+}
+
+std::vector<std::uint32_t> wait_turns(const Program& p) {
+  std::vector<std::uint32_t> turns(p.instructions.size(), 0);
+  std::map<std::pair<std::uint16_t, std::uint16_t>, std::uint32_t> waits;  // by (core, sem)
+  for (std::size_t i = 0; i < p.instructions.size(); ++i)
+    if (const auto* w = std::get_if<SemWait>(&p.instructions[i].body))
+      turns[i] = waits[{p.instructions[i].core, w->sem}]++;
+  return turns;
 }
 
 }  // namespace tpusim::isa

@@ -200,6 +200,11 @@ struct Program {
 // the decoder both apply it, so every decodable binary disassembles to assemblable text.
 std::string structural_error(const Instruction& inst);
 
+// Each `sem.wait`'s place among its core's waits on the same semaphore, in program order (0 for
+// the first), indexed by instruction; 0 for other instructions. Waits on one semaphore complete
+// in that order (isa/README.md, "Sync"), in the simulator and in the checker's abstract run.
+std::vector<std::uint32_t> wait_turns(const Program& p);
+
 // Identifier rules shared by the assembler and the decoder.
 bool is_identifier(std::string_view s);
 bool is_reserved_name(std::string_view s);  // spaces, units, semaphores (s0, s1, ...)

@@ -16,9 +16,10 @@ Chip::Chip(sc_core::sc_module_name name, const SimContext& ctx)
       per_core.begin(), per_core.end(), [](const auto& p) { return !p.empty(); }));
   barrier_ = std::make_unique<CoreBarrier>(std::max(1u, participants));
   memory_ = std::make_unique<Memory>("memory", ctx);
+  wait_turns_ = isa::wait_turns(ctx.program);
   for (std::uint32_t c = 0; c < n; ++c) {
     cores_.push_back(std::make_unique<Core>(("core" + std::to_string(c)).c_str(), ctx, c,
-                                            std::move(per_core[c]), *barrier_));
+                                            std::move(per_core[c]), wait_turns_, *barrier_));
     for (auto& dma : cores_.back()->dma()) {
       dma->socket.bind(memory_->socket);
       dma->memory.bind(*memory_);

@@ -38,6 +38,7 @@ class Chip : public sc_core::sc_module {
 
   const SimContext& ctx_;
   std::unique_ptr<CoreBarrier> barrier_;
+  std::vector<std::uint32_t> wait_turns_;  // isa::wait_turns(), read by every core's semaphores
   std::unique_ptr<Memory> memory_;
   std::vector<std::unique_ptr<Core>> cores_;
 };

@@ -1,28 +1,15 @@
 #include "models/chip/core.h"
 
 #include <string>
-#include <utility>
-#include <variant>
 
 namespace tpusim::models {
 
-namespace {
-std::vector<std::pair<std::uint32_t, std::uint32_t>> waits_in_order(
-    const isa::Program& program, const std::vector<std::uint32_t>& core_instructions) {
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> waits;
-  for (const std::uint32_t i : core_instructions)
-    if (const auto* w = std::get_if<isa::SemWait>(&program.instructions[i].body))
-      waits.emplace_back(i, w->sem);
-  return waits;
-}
-}  // namespace
-
 Core::Core(sc_core::sc_module_name name, const SimContext& ctx, std::uint32_t id,
-           std::vector<std::uint32_t> program, CoreBarrier& barrier)
+           std::vector<std::uint32_t> program, const std::vector<std::uint32_t>& wait_turns,
+           CoreBarrier& barrier)
     : sc_core::sc_module(name),
       id_(id),
-      semaphores_("semaphores", ctx.spec.core.sequencer.semaphores,
-                  waits_in_order(ctx.program, program)) {
+      semaphores_("semaphores", ctx.spec.core.sequencer.semaphores, wait_turns) {
   const CoreSpec& spec = ctx.spec.core;
   vmem_ = std::make_unique<Sram>("vmem", ctx, spec.vmem);
   accmem_ = std::make_unique<Sram>("accmem", ctx, spec.accmem);

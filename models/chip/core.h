@@ -18,7 +18,8 @@ namespace tpusim::models {
 class Core : public sc_core::sc_module {
  public:
   Core(sc_core::sc_module_name name, const SimContext& ctx, std::uint32_t id,
-       std::vector<std::uint32_t> program, CoreBarrier& barrier);
+       std::vector<std::uint32_t> program, const std::vector<std::uint32_t>& wait_turns,
+       CoreBarrier& barrier);
 
   std::uint32_t id() const { return id_; }
   std::vector<std::unique_ptr<DmaEngine>>& dma() { return dma_; }

@@ -2,12 +2,10 @@
 // Cross-unit ordering: counting semaphores per core, and the barrier across cores.
 
 #include <algorithm>
-#include <cassert>
 #include <cstdint>
 #include <queue>
 #include <string>
 #include <tuple>
-#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -24,16 +22,10 @@ namespace tpusim::models {
 // deadlock here because a busy unit reached its wait late.
 class Semaphores : public sc_core::sc_module {
  public:
-  // `waits_in_order`: the instruction indices of this core's waits in program order, each with
-  // its semaphore.
+  // `turns`: isa::wait_turns() of the program, which outlives this module.
   Semaphores(sc_core::sc_module_name name, std::uint32_t count,
-             const std::vector<std::pair<std::uint32_t, std::uint32_t>>& waits_in_order)
-      : sc_core::sc_module(name), value_(count, 0), completed_(count, 0) {
-    std::vector<std::uint32_t> seen(count, 0);
-    turn_.reserve(waits_in_order.size());
-    for (const auto& [instruction, sem] : waits_in_order)
-      turn_.push_back({instruction, seen.at(sem)++});
-    std::sort(turn_.begin(), turn_.end());
+             const std::vector<std::uint32_t>& turns)
+      : sc_core::sc_module(name), value_(count, 0), completed_(count, 0), turns_(turns) {
     SC_HAS_PROCESS(Semaphores);
     SC_METHOD(deliver);
     sensitive << due_;
@@ -53,9 +45,7 @@ class Semaphores : public sc_core::sc_module {
   // Blocks the calling thread until every earlier wait on `sem` (in program order) has completed
   // and the semaphore holds `count`, then takes it.
   void wait(std::uint32_t sem, std::uint32_t count, std::uint32_t instruction) {
-    const auto it = std::lower_bound(turn_.begin(), turn_.end(), Turn{instruction, 0});
-    assert(it != turn_.end() && it->instruction == instruction);
-    const std::uint32_t turn = it->turn;
+    const std::uint32_t turn = turns_.at(instruction);
     while (completed_.at(sem) != turn || value_[sem] < count) sc_core::wait(changed_);
     value_[sem] -= count;
     ++completed_[sem];
@@ -80,15 +70,9 @@ class Semaphores : public sc_core::sc_module {
     if (!pending_.empty()) due_.notify(pending_.top().at - sc_core::sc_time_stamp());
   }
 
-  // A wait's place among the waits on its semaphore, by instruction index.
-  struct Turn {
-    std::uint32_t instruction, turn;
-    bool operator<(const Turn& o) const { return instruction < o.instruction; }
-  };
-
   std::vector<std::uint32_t> value_;
   std::vector<std::uint32_t> completed_;  // waits completed per semaphore
-  std::vector<Turn> turn_;
+  const std::vector<std::uint32_t>& turns_;
   sc_core::sc_event changed_;
   sc_core::sc_event due_;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
