@@ -108,9 +108,30 @@ void Emitter::vector(VectorOp op, DType dtype, DType src_dtype, std::uint32_t ro
   emit(v);
 }
 
-std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfers,
-                                      std::uint64_t split_bytes, std::uint32_t engines,
-                                      std::uint32_t first_engine) {
+namespace {
+
+// Chunks an engine issues for `t`, one a cycle: every contiguous run is at least one.
+std::uint64_t issue_chunks(const Transfer& t, std::uint64_t chunk) {
+  std::uint64_t runs = 1;
+  for (const std::uint64_t c : t.count) runs *= c;
+  return runs * std::max<std::uint64_t>(1, (t.elem + chunk - 1) / chunk);
+}
+
+}  // namespace
+
+void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split_bytes,
+                std::uint32_t engines, std::uint32_t first_engine) {
+  const ChipSpec& chip = e.chip();
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, chip.core.dma.chunk.value());
+  // An engine's time for a transfer, in cycles: its chunk issues, or its bytes at the engine's
+  // share of the memory's bandwidth if that is longer. Bytes alone would send a thousand
+  // two-byte runs (a ragged last K block of A) to one engine as if they were 2 KiB.
+  const double share =
+      hbm_bytes_per_cycle(chip) / std::max<std::uint32_t>(1, chip.core.dma.engines);
+  const auto cost = [&](const Transfer& t) {
+    return std::max(double(issue_chunks(t, chunk)), double(t.bytes()) / share);
+  };
+  const std::uint64_t split_chunks = std::max<std::uint64_t>(1, split_bytes / chunk);
   std::vector<Transfer> pieces;
   for (Transfer& t : transfers) {
     if (t.bytes() == 0) continue;
@@ -118,7 +139,8 @@ std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfer
     const std::uint64_t outer = t.count.front();
     const std::uint64_t parts = std::min<std::uint64_t>(
         {outer, engines,
-         std::max<std::uint64_t>(1, t.bytes() / std::max<std::uint64_t>(1, split_bytes))});
+         std::max<std::uint64_t>({1, t.bytes() / std::max<std::uint64_t>(1, split_bytes),
+                                  issue_chunks(t, chunk) / split_chunks})});
     if (t.count.size() == 1 && t.count.front() == 1) {
       // One contiguous run: cut the run itself.
       const std::uint64_t run_parts = std::min<std::uint64_t>(
@@ -152,18 +174,26 @@ std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfer
       first += n;
     }
   }
-  // Largest first onto the least-loaded engine: a balanced split without reordering effects,
+  // Costliest first onto the least-loaded engine: a balanced split without reordering effects,
   // since all pieces of one group complete before the group's hand-off fires.
-  std::stable_sort(pieces.begin(), pieces.end(),
-                   [](const Transfer& a, const Transfer& b) { return a.bytes() > b.bytes(); });
-  std::vector<std::uint64_t> load(engines, 0);
-  for (Transfer& t : pieces) {
+  std::vector<std::pair<double, std::size_t>> order;
+  for (std::size_t i = 0; i < pieces.size(); ++i) order.emplace_back(-cost(pieces[i]), i);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<double> load(engines, 0);
+  for (const auto& [negative_cost, i] : order) {
     const auto engine =
         static_cast<std::uint8_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[engine] += t.bytes();
-    e.dma(static_cast<std::uint8_t>(first_engine + engine), std::move(t));
+    load[engine] -= negative_cost;
+    e.dma(static_cast<std::uint8_t>(first_engine + engine), std::move(pieces[i]));
   }
-  return load;
+}
+
+double hbm_bytes_per_cycle(const ChipSpec& chip) {
+  if (chip.memory.model == MemoryModel::kIdeal) return std::numeric_limits<double>::infinity();
+  if (chip.memory.model == MemoryModel::kHbm)
+    return chip.memory.hbm.peak_bandwidth().value() / chip.clock.value();
+  return chip.memory.bandwidth.bytes_per_cycle(chip.clock);
 }
 
 void Handoff::post(Emitter& e) const { post(e, 0, from.size()); }

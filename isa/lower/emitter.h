@@ -80,11 +80,14 @@ class Emitter {
 };
 
 // Spreads a group of transfers over DMA engines first_engine .. first_engine+engines-1: each
-// transfer larger than `split_bytes` is cut along its outermost dimension, then pieces go to the
-// least-loaded engine. Returns the bytes given to each engine.
-std::vector<std::uint64_t> distribute(Emitter& e, std::vector<Transfer> transfers,
-                                      std::uint64_t split_bytes, std::uint32_t engines,
-                                      std::uint32_t first_engine = 0);
+// transfer larger than `split_bytes`, or issuing more chunks than that many bytes would, is cut
+// along its outermost dimension, then pieces go to the least-loaded engine, by chunk issues or
+// bytes at the engine's share of the memory bandwidth, whichever takes longer.
+void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split_bytes,
+                std::uint32_t engines, std::uint32_t first_engine = 0);
+
+// Peak off-chip bytes per core cycle of the chip's memory model (infinite for ideal memory).
+double hbm_bytes_per_cycle(const ChipSpec& chip);
 
 // A one-way notification from every unit in `from` to every unit in `to`, on one core: each
 // consumer owns one semaphore; every producer signals it once, the consumer takes |from|.

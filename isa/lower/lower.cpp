@@ -54,12 +54,7 @@ std::uint32_t OpContext::engines() const {
   return static_cast<std::uint32_t>(std::min<std::int64_t>(fit, chip.core.dma.engines));
 }
 
-double OpContext::hbm_bytes_per_cycle() const {
-  if (chip.memory.model == MemoryModel::kIdeal) return std::numeric_limits<double>::infinity();
-  if (chip.memory.model == MemoryModel::kHbm)
-    return chip.memory.hbm.peak_bandwidth().value() / chip.clock.value();
-  return chip.memory.bandwidth.bytes_per_cycle(chip.clock);
-}
+double OpContext::hbm_bytes_per_cycle() const { return lower_detail::hbm_bytes_per_cycle(chip); }
 
 void OpContext::fail(const std::string& message) const {
   throw WorkloadError(op.where, "op '" + op.name + "' (" +
