@@ -154,6 +154,17 @@ double step_mxu_cycles(const ChipSpec& chip, DType dtype, std::uint64_t group, s
   return double(per_mxu) * std::max(1.0, double(ksubs) / double(kparts)) * per_item;
 }
 
+// A dimension of `total` cut into tiles of `tile`: the full tiles and the shorter last one.
+struct Cut {
+  std::uint64_t size, count;
+};
+std::vector<Cut> cuts(std::uint64_t total, std::uint64_t tile) {
+  tile = std::min(tile, total);
+  std::vector<Cut> c{{tile, total / tile}};
+  if (total % tile) c.push_back({total % tile, 1});
+  return c;
+}
+
 Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
                std::uint64_t tk, std::uint64_t in_buffers, std::uint64_t group) {
   Tiles t{tm, tn, tk};
@@ -165,9 +176,30 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
   const std::uint64_t mb = ceil_div(p.m, tm), nb = ceil_div(p.n, tn), kb = ceil_div(p.k, tk);
   const std::uint64_t tiles = ceil_div(p.batch, group) * mb * nb;
   const std::uint64_t tiles_per_core = ceil_div(tiles, ctx.cores());
-  t.compute_cycles =
-      double(tiles_per_core * kb) * step_mxu_cycles(ctx.chip, p.in_dtype, group, std::min(tm, p.m),
-                                                    std::min(tn, p.n), std::min(tk, p.k), t.kparts);
+  // Each tile priced at its own shape: the last tile of a dimension that the tile does not
+  // divide is smaller (one column of 257 streams the same rows as 128 columns, but leaves MXUs
+  // free to split them). Tiles go round-robin over the cores: the busiest core is taken to get
+  // the costliest tiles_per_core of them.
+  std::vector<std::pair<double, std::uint64_t>> kinds;  // (MXU cycles of a tile, how many)
+  const auto busiest_core = [&] {
+    std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a > b; });
+    double cycles = 0;
+    std::uint64_t left = tiles_per_core;
+    for (const auto& [cost, count] : kinds) {
+      const std::uint64_t n = std::min(left, count * ceil_div(p.batch, group));
+      cycles += double(n) * cost;
+      left -= n;
+    }
+    return cycles;
+  };
+  // (K blocks are all priced whole: a ragged last one still costs a step's fixed part, and
+  // pricing it by its size drew the choice to uneven blocks that ran slower.)
+  for (const Cut& m : cuts(p.m, tm))
+    for (const Cut& n : cuts(p.n, tn))
+      kinds.emplace_back(double(kb) * step_mxu_cycles(ctx.chip, p.in_dtype, group, m.size, n.size,
+                                                      std::min(tk, p.k), t.kparts),
+                         m.count * n.count);
+  t.compute_cycles = busiest_core();
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
   t.hbm_bytes = p.batch * (nb * p.m * p.k * ei + mb * p.k * p.n * ei + p.m * p.n * eo);
   std::uint64_t a_bytes = tm * tk * ei;
@@ -178,21 +210,25 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
     a_bytes = band_bytes(b, tm);
     t.kparts = 1;
     t.hbm_bytes = nb * mb * a_bytes + mb * p.k * p.n * ei + p.m * p.n * eo;
-    const std::uint64_t nc = std::min(tn, p.n), out_rows = std::min(tm, p.m) / b.ow;
-    const std::uint64_t nsubs = ceil_div(nc, mxu.cols);
-    const std::uint64_t mparts = row_parts(mxu, nsubs, out_rows, 1);
     const std::uint64_t piece_k = std::min<std::uint64_t>(band_run(b), mxu.rows);
-    const double streamed = std::ceil(
-        double(ceil_div(out_rows, mparts) * b.ow) *
-            mxu_cycles_per_row(mxu, p.in_dtype, piece_k, ctx.chip.core.vmem.port_width.value()) -
-        1e-9);
-    const double per_item =
-        mxu.weight_double_buffer
-            ? std::max(streamed, double(piece_k))
-            : 2.0 * mxu.rows + streamed + double(std::min<std::uint64_t>(nc, mxu.cols)) - 2;
-    t.compute_cycles =
-        double(tiles_per_core * band_pieces(b, mxu) * ceil_div(nsubs * mparts, mxu.count)) *
-        per_item;
+    const auto tile_cycles = [&](std::uint64_t mc, std::uint64_t nc) {
+      const std::uint64_t out_rows = mc / b.ow, nsubs = ceil_div(nc, mxu.cols);
+      const std::uint64_t mparts = row_parts(mxu, nsubs, out_rows, 1);
+      const double streamed = std::ceil(
+          double(ceil_div(out_rows, mparts) * b.ow) *
+              mxu_cycles_per_row(mxu, p.in_dtype, piece_k, ctx.chip.core.vmem.port_width.value()) -
+          1e-9);
+      const double per_item =
+          mxu.weight_double_buffer
+              ? std::max(streamed, double(piece_k))
+              : 2.0 * mxu.rows + streamed + double(std::min<std::uint64_t>(nc, mxu.cols)) - 2;
+      return double(band_pieces(b, mxu) * ceil_div(nsubs * mparts, mxu.count)) * per_item;
+    };
+    kinds.clear();
+    for (const Cut& m : cuts(p.m, tm))
+      for (const Cut& n : cuts(p.n, tn))
+        kinds.emplace_back(tile_cycles(m.size, n.size), m.count * n.count);
+    t.compute_cycles = busiest_core();
   }
   t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
   if (p.a_run_elements > 0 && !p.band) {
@@ -237,8 +273,7 @@ std::vector<std::uint64_t> candidates(std::uint64_t full, std::uint64_t unit) {
 std::optional<Tiles> search_tiles(const OpContext& ctx, const GemmProblem& p,
                                   std::uint64_t in_buffers) {
   const auto& core = ctx.chip.core;
-  Tiles best;
-  bool found = false;
+  std::vector<Tiles> fitting;
   // A band convolution keeps K whole (the band serves every tap) and tiles whole output rows.
   const std::vector<std::uint64_t> tks =
       p.band ? std::vector<std::uint64_t>{p.k} : candidates(p.k, core.mxu.rows);
@@ -258,21 +293,24 @@ std::optional<Tiles> search_tiles(const OpContext& ctx, const GemmProblem& p,
              tm >= p.m && !p.band ? candidates(p.batch, 1) : std::vector<std::uint64_t>{1}) {
           const std::uint64_t tn_eff = std::min(tn, p.n);
           const Tiles t = evaluate(ctx, p, tm, tn_eff, tk, in_buffers, group);
-          if (t.vmem > core.vmem.capacity.value() || t.accmem > core.accmem.capacity.value())
-            continue;
-          // Within 1% of the best estimate, prefer fewer steps (fewer instructions, less risk).
-          const auto steps = [&](const Tiles& x) {
-            return ceil_div(p.batch, x.group) * ceil_div(p.m, x.m) * ceil_div(p.n, x.n) *
-                   ceil_div(p.k, x.k);
-          };
-          if (!found || t.estimate < best.estimate * 0.99 ||
-              (t.estimate <= best.estimate * 1.01 && steps(t) < steps(best))) {
-            best = t;
-            found = true;
-          }
+          if (t.vmem <= core.vmem.capacity.value() && t.accmem <= core.accmem.capacity.value())
+            fitting.push_back(t);
         }
-  if (!found) return std::nullopt;
-  return best;
+  if (fitting.empty()) return std::nullopt;
+  // Within 1% of the least estimate, fewer steps (fewer instructions, less risk), then the
+  // lower estimate; measured from the least, so no chain of 1% steps drifts away from it.
+  double least = fitting.front().estimate;
+  for (const Tiles& t : fitting) least = std::min(least, t.estimate);
+  const auto steps = [&](const Tiles& x) {
+    return ceil_div(p.batch, x.group) * ceil_div(p.m, x.m) * ceil_div(p.n, x.n) *
+           ceil_div(p.k, x.k);
+  };
+  const Tiles* best = nullptr;
+  for (const Tiles& t : fitting)
+    if (t.estimate <= least * 1.01 && (!best || steps(t) < steps(*best) ||
+                                       (steps(t) == steps(*best) && t.estimate < best->estimate)))
+      best = &t;
+  return *best;
 }
 
 }  // namespace

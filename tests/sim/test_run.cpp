@@ -591,6 +591,29 @@ TEST_CASE("run: a ragged last K block spreads its short runs over the DMA engine
   CHECK(ragged <= whole);
 }
 
+TEST_CASE("run: a convolution's last, one-column tile is priced at its own size", "[run][lower]") {
+  // 8x28x28x128 int8 images, 3x3 kernel, on tpu-v5e (four 128 x 128 MXUs). 257 filters take
+  // three 128-column weight slices, as 384 do, and move fewer bytes, so they cannot need more
+  // cycles. The planner priced the 1-column remainder tile as a whole 128-column one, and chose
+  // 128-column tiles: three passes over the input band (34,777 cycles against 29,712 for 384).
+  const auto conv = [](int filters) {
+    return "name: c\ndtype: int8\ntensors:\n  - {name: x, shape: [8, 28, 28, 128], role: "
+           "input}\n  - {name: w, shape: [3, 3, 128, " +
+           std::to_string(filters) +
+           "], role: weight}\n  - {name: y, role: output, dtype: int32}\nops:\n  - {name: y, op: "
+           "conv2d, inputs: [x, w], stride: 1, padding: 1, output: y}\n";
+  };
+  TempDir dir;
+  const auto cycles = [&](int filters) {
+    const std::string name = "c" + std::to_string(filters) + ".yaml";
+    return timing_report("tpu-v5e", "'" + dir.write(name, conv(filters)) + "'")["cycles"]
+        .get<std::uint64_t>();
+  };
+  const std::uint64_t ragged = cycles(257), whole = cycles(384);
+  INFO("257 filters: " << ragged << " cycles, 384: " << whole);
+  CHECK(ragged <= whole);
+}
+
 TEST_CASE("run: the GEMM planner counts the MXU's rate for the operand type", "[run][lower]") {
   // tpu-v5e runs int8 at twice its bf16 rate (394 against 197 TOPS, facts.md 1.1): the compute
   // bound --explain prints for a GEMM that fills the four 128 x 128 arrays is M N K / (4 R C 2).
