@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
 #include "tests/sim/test_support.h"
 #include "workloads/load.h"
 #include "workloads/npy.h"
@@ -80,6 +81,18 @@ inline std::string compile_text(const std::string& chip, const std::string& grap
 
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// report.json of a timing-mode `tpusim run` (`workload`: a sample name or a quoted path).
+inline nlohmann::json timing_report(const std::string& chip, const std::string& workload) {
+  TempDir dir;
+  const std::string command =
+      "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE "' run -q -c " + chip + " -w " +
+      workload + " -o '" + dir.path("out") + "' > /dev/null 2> '" + dir.path("err") + "'";
+  const int status = std::system(command.c_str());
+  INFO(slurp(dir.path("err")));
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  return nlohmann::json::parse(slurp(dir.path("out") + "/report.json"));
 }
 
 }  // namespace tpusim::test

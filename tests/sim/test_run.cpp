@@ -33,6 +33,7 @@ using tpusim::test::Outcome;
 using tpusim::test::run_and_compare;
 using tpusim::test::slurp;
 using tpusim::test::TempDir;
+using tpusim::test::timing_report;
 namespace wl = tpusim::workloads;
 
 }  // namespace
@@ -276,21 +277,6 @@ TEST_CASE("run: with memory.model hbm the int8 matmul equals the reference exact
   CHECK(hbm.nonzero > 0);
   CHECK(hbm.worst == 0.0);
 }
-
-namespace {
-
-nlohmann::json timing_report(const std::string& chip, const std::string& workload) {
-  TempDir dir;
-  const std::string command =
-      "cd '" TPUSIM_SOURCE_DIR "' && timeout 120 '" TPUSIM_EXE "' run -q -c " + chip + " -w " +
-      workload + " -o '" + dir.path("out") + "' > /dev/null 2> '" + dir.path("err") + "'";
-  const int status = std::system(command.c_str());
-  INFO(slurp(dir.path("err")));
-  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-  return nlohmann::json::parse(slurp(dir.path("out") + "/report.json"));
-}
-
-}  // namespace
 
 TEST_CASE("run: a convolution with a large K cuts it through an im2col gather, not a band",
           "[run]") {
@@ -566,52 +552,6 @@ ops:
   CHECK(o.nonzero > 0);
   CHECK(o.compared == 6 * 1025);
   CHECK(o.worst < 1.0 / 64);
-}
-
-TEST_CASE("run: a ragged last K block spreads its short runs over the DMA engines",
-          "[run][lower]") {
-  // 1024 x K times K x 1024 in bf16 on tpu-v5e, K blocks of 128: K = 385 takes four blocks, as
-  // K = 512 does, and moves fewer bytes, so it cannot need more cycles. Its last block reads
-  // one element of each of A's 1024 rows: 1024 two-byte runs, one DMA chunk issue each. Spread
-  // by bytes alone they all went to one engine (17,163 cycles against 14,167 for K = 512).
-  const auto gemm = [](int k) {
-    return "name: mm\ndtype: bf16\ntensors:\n  - {name: a, shape: [1024, " + std::to_string(k) +
-           "], role: input}\n  - {name: w, shape: [" + std::to_string(k) +
-           ", 1024], role: weight}\n  - {name: y, role: output}\nops:\n  - {name: y, op: "
-           "matmul, inputs: [a, w]}\n";
-  };
-  TempDir dir;
-  const auto cycles = [&](int k) {
-    return timing_report("tpu-v5e", "'" + dir.write("mm" + std::to_string(k) + ".yaml", gemm(k)) +
-                                        "'")["cycles"]
-        .get<std::uint64_t>();
-  };
-  const std::uint64_t ragged = cycles(385), whole = cycles(512);
-  INFO("K 385: " << ragged << " cycles, K 512: " << whole);
-  CHECK(ragged <= whole);
-}
-
-TEST_CASE("run: a convolution's last, one-column tile is priced at its own size", "[run][lower]") {
-  // 8x28x28x128 int8 images, 3x3 kernel, on tpu-v5e (four 128 x 128 MXUs). 257 filters take
-  // three 128-column weight slices, as 384 do, and move fewer bytes, so they cannot need more
-  // cycles. The planner priced the 1-column remainder tile as a whole 128-column one, and chose
-  // 128-column tiles: three passes over the input band (34,777 cycles against 29,712 for 384).
-  const auto conv = [](int filters) {
-    return "name: c\ndtype: int8\ntensors:\n  - {name: x, shape: [8, 28, 28, 128], role: "
-           "input}\n  - {name: w, shape: [3, 3, 128, " +
-           std::to_string(filters) +
-           "], role: weight}\n  - {name: y, role: output, dtype: int32}\nops:\n  - {name: y, op: "
-           "conv2d, inputs: [x, w], stride: 1, padding: 1, output: y}\n";
-  };
-  TempDir dir;
-  const auto cycles = [&](int filters) {
-    const std::string name = "c" + std::to_string(filters) + ".yaml";
-    return timing_report("tpu-v5e", "'" + dir.write(name, conv(filters)) + "'")["cycles"]
-        .get<std::uint64_t>();
-  };
-  const std::uint64_t ragged = cycles(257), whole = cycles(384);
-  INFO("257 filters: " << ragged << " cycles, 384: " << whole);
-  CHECK(ragged <= whole);
 }
 
 TEST_CASE("run: the GEMM planner counts the MXU's rate for the operand type", "[run][lower]") {

@@ -1,0 +1,63 @@
+// The lowering's plans against shapes that only differ by a remainder: a shape that needs no
+// more MXU passes than a larger one and moves fewer bytes cannot take more cycles. Each case was a
+// cliff a shape sweep found (docs/performance.md, isa/lower/README.md).
+
+#include <cstdint>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "tests/sim/run_support.h"
+
+namespace {
+
+using tpusim::test::TempDir;
+using tpusim::test::timing_report;
+
+// Cycles of a timing-mode run of `graph` (YAML text) on `chip`.
+std::uint64_t cycles_of(const TempDir& dir, const std::string& chip, const std::string& name,
+                        const std::string& graph) {
+  return timing_report(chip, "'" + dir.write(name + ".yaml", graph) + "'")["cycles"]
+      .get<std::uint64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("lower: a ragged last K block spreads its short runs over the DMA engines",
+          "[run][lower]") {
+  // 1024 x K times K x 1024 in bf16 on tpu-v5e, K blocks of 128: K = 385 takes four blocks, as
+  // K = 512 does, and moves fewer bytes, so it cannot need more cycles. Its last block reads
+  // one element of each of A's 1024 rows: 1024 two-byte runs, one DMA chunk issue each. Spread
+  // by bytes alone they all went to one engine (17,163 cycles against 14,167 for K = 512).
+  const auto gemm = [](int k) {
+    return "name: mm\ndtype: bf16\ntensors:\n  - {name: a, shape: [1024, " + std::to_string(k) +
+           "], role: input}\n  - {name: w, shape: [" + std::to_string(k) +
+           ", 1024], role: weight}\n  - {name: y, role: output}\nops:\n  - {name: y, op: "
+           "matmul, inputs: [a, w]}\n";
+  };
+  TempDir dir;
+  const std::uint64_t ragged = cycles_of(dir, "tpu-v5e", "k385", gemm(385));
+  const std::uint64_t whole = cycles_of(dir, "tpu-v5e", "k512", gemm(512));
+  INFO("K 385: " << ragged << " cycles, K 512: " << whole);
+  CHECK(ragged <= whole);
+}
+
+TEST_CASE("lower: a convolution's last, one-column tile is priced at its own size",
+          "[run][lower]") {
+  // 8x28x28x128 int8 images, 3x3 kernel, on tpu-v5e (four 128 x 128 MXUs). 257 filters take
+  // three 128-column weight slices, as 384 do, and move fewer bytes, so they cannot need more
+  // cycles. The planner priced the 1-column remainder tile as a whole 128-column one, and chose
+  // 128-column tiles: three passes over the input band (34,777 cycles against 29,712 for 384).
+  const auto conv = [](int filters) {
+    return "name: c\ndtype: int8\ntensors:\n  - {name: x, shape: [8, 28, 28, 128], role: "
+           "input}\n  - {name: w, shape: [3, 3, 128, " +
+           std::to_string(filters) +
+           "], role: weight}\n  - {name: y, role: output, dtype: int32}\nops:\n  - {name: y, op: "
+           "conv2d, inputs: [x, w], stride: 1, padding: 1, output: y}\n";
+  };
+  TempDir dir;
+  const std::uint64_t ragged = cycles_of(dir, "tpu-v5e", "f257", conv(257));
+  const std::uint64_t whole = cycles_of(dir, "tpu-v5e", "f384", conv(384));
+  INFO("257 filters: " << ragged << " cycles, 384: " << whole);
+  CHECK(ragged <= whole);
+}
