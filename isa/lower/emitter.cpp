@@ -176,15 +176,15 @@ void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split
   }
   // Costliest first onto the least-loaded engine: a balanced split without reordering effects,
   // since all pieces of one group complete before the group's hand-off fires.
-  std::vector<std::pair<double, std::size_t>> order;
-  for (std::size_t i = 0; i < pieces.size(); ++i) order.emplace_back(-cost(pieces[i]), i);
+  std::vector<std::pair<double, std::size_t>> order;  // (cost, piece)
+  for (std::size_t i = 0; i < pieces.size(); ++i) order.emplace_back(cost(pieces[i]), i);
   std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<double> load(engines, 0);
-  for (const auto& [negative_cost, i] : order) {
+  for (const auto& [piece_cost, i] : order) {
     const auto engine =
         static_cast<std::uint8_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[engine] -= negative_cost;
+    load[engine] += piece_cost;
     e.dma(static_cast<std::uint8_t>(first_engine + engine), std::move(pieces[i]));
   }
 }

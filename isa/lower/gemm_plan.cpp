@@ -176,30 +176,33 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
   const std::uint64_t mb = ceil_div(p.m, tm), nb = ceil_div(p.n, tn), kb = ceil_div(p.k, tk);
   const std::uint64_t tiles = ceil_div(p.batch, group) * mb * nb;
   const std::uint64_t tiles_per_core = ceil_div(tiles, ctx.cores());
-  // Each tile priced at its own shape: the last tile of a dimension that the tile does not
-  // divide is smaller (one column of 257 streams the same rows as 128 columns, but leaves MXUs
-  // free to split them). Tiles go round-robin over the cores: the busiest core is taken to get
-  // the costliest tiles_per_core of them.
-  std::vector<std::pair<double, std::uint64_t>> kinds;  // (MXU cycles of a tile, how many)
-  const auto busiest_core = [&] {
-    std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a > b; });
+  // Each tile priced at its own shape by `tile_cycles(mc, nc)`: the last tile of a dimension
+  // that the tile does not divide is smaller (one column of 257 streams the same rows as 128
+  // columns, but leaves MXUs free to split them). Tiles go round-robin over the cores: the
+  // busiest core is taken to get the costliest tiles_per_core of them.
+  const auto busiest_core = [&](const auto& tile_cycles) {
+    std::vector<std::pair<double, std::uint64_t>> kinds;  // (MXU cycles of a tile, how many)
+    for (const Cut& m : cuts(p.m, tm))
+      for (const Cut& n : cuts(p.n, tn))
+        kinds.emplace_back(tile_cycles(m.size, n.size),
+                           m.count * n.count * ceil_div(p.batch, group));
+    std::sort(kinds.begin(), kinds.end(), [](const auto& x, const auto& y) { return x > y; });
     double cycles = 0;
     std::uint64_t left = tiles_per_core;
     for (const auto& [cost, count] : kinds) {
-      const std::uint64_t n = std::min(left, count * ceil_div(p.batch, group));
+      const std::uint64_t n = std::min(left, count);
       cycles += double(n) * cost;
       left -= n;
     }
     return cycles;
   };
-  // (K blocks are all priced whole: a ragged last one still costs a step's fixed part, and
-  // pricing it by its size drew the choice to uneven blocks that ran slower.)
-  for (const Cut& m : cuts(p.m, tm))
-    for (const Cut& n : cuts(p.n, tn))
-      kinds.emplace_back(double(kb) * step_mxu_cycles(ctx.chip, p.in_dtype, group, m.size, n.size,
-                                                      std::min(tk, p.k), t.kparts),
-                         m.count * n.count);
-  t.compute_cycles = busiest_core();
+  // K blocks are all priced whole: a ragged last one still costs a step's fixed part, and
+  // pricing it by its size drew the choice to uneven blocks that ran slower.
+  if (!p.band)
+    t.compute_cycles = busiest_core([&](std::uint64_t mc, std::uint64_t nc) {
+      return double(kb) *
+             step_mxu_cycles(ctx.chip, p.in_dtype, group, mc, nc, std::min(tk, p.k), t.kparts);
+    });
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
   t.hbm_bytes = p.batch * (nb * p.m * p.k * ei + mb * p.k * p.n * ei + p.m * p.n * eo);
   std::uint64_t a_bytes = tm * tk * ei;
@@ -224,11 +227,7 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
               : 2.0 * mxu.rows + streamed + double(std::min<std::uint64_t>(nc, mxu.cols)) - 2;
       return double(band_pieces(b, mxu) * ceil_div(nsubs * mparts, mxu.count)) * per_item;
     };
-    kinds.clear();
-    for (const Cut& m : cuts(p.m, tm))
-      for (const Cut& n : cuts(p.n, tn))
-        kinds.emplace_back(tile_cycles(m.size, n.size), m.count * n.count);
-    t.compute_cycles = busiest_core();
+    t.compute_cycles = busiest_core(tile_cycles);
   }
   t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
   if (p.a_run_elements > 0 && !p.band) {
