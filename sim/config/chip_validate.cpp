@@ -47,8 +47,19 @@ void validate_dram(const DramSpec& d, const MemorySpec& memory) {
   check(ck(t.tRC) >= ck(t.tRAS) + ck(t.tRP), "memory.hbm.timing.tRC",
         "tRC (" + std::to_string(ck(t.tRC)) + " tCK) must be at least tRAS + tRP (" +
             std::to_string(ck(t.tRAS) + ck(t.tRP)) + " tCK)");
-  check(ck(t.tREFI) > ck(t.tRFC), "memory.hbm.timing.tREFI",
-        "tREFI must exceed tRFC, or the device would refresh forever");
+  // A refresh due at cycle d waits for the rows open at d to close: a command issued just before
+  // d keeps its row open up to max(tRAS, tRTP, tWL + burst + tWR) longer, then tRP. The banks
+  // are free tRFC after that; a row opened then must reach its column command (tRCD) before the
+  // next refresh falls due, or no request is ever served and the run never ends.
+  const std::uint64_t burst = (d.burst_length + d.transfers_per_clock - 1) / d.transfers_per_clock;
+  const std::uint64_t least_refi =
+      ck(t.tRFC) + ck(t.tRP) + std::max({ck(t.tRAS), ck(t.tRTP), ck(t.tWL) + burst + ck(t.tWR)}) +
+      ck(t.tRCD) + 1;
+  check(ck(t.tREFI) >= least_refi, "memory.hbm.timing.tREFI",
+        "tREFI (" + std::to_string(ck(t.tREFI)) +
+            " tCK) must be at least tRFC + tRP + max(tRAS, tRTP, tWL + burst + tWR) + tRCD + 1 (" +
+            std::to_string(least_refi) +
+            " tCK), or a refresh could leave no time to open a row and read it");
   check(ck(t.tCCD_L) >= ck(t.tCCD_S), "memory.hbm.timing.tCCD_L", "tCCD_L must be >= tCCD_S");
   check(ck(t.tRRD_L) >= ck(t.tRRD_S), "memory.hbm.timing.tRRD_L", "tRRD_L must be >= tRRD_S");
   validate_address_mapping(d.address_mapping);

@@ -251,3 +251,27 @@ TEST_CASE("dram controller: random 64 B reads pay the row-miss timing",
                                       << " ACTs)");
   }
 }
+
+TEST_CASE("dram controller: the shortest tREFI the config allows still serves every request",
+          "[dram][controller][refresh]") {
+  // chip_validate.cpp's bound: a refresh due at d starts once the rows a command just before d
+  // opened can close (at most max(tRAS, tRTP, tWL + burst + tWR) + tRP later), frees the banks
+  // tRFC after that, and a row opened then reaches its column command tRCD later, before the
+  // next refresh is due.
+  DramSpec s = spec();
+  const std::uint64_t least_refi = RFC + RP + std::max({RAS, RTP, WL + BURST + WR}) + RCD + 1;
+  s.timing.tREFI = Duration::of_cycles(least_refi);
+  DramController c(s);
+  // Every request a row conflict in a few banks, reads and writes mixed: each needs PRE, ACT
+  // and its column command, and some leave a write's recovery before the next refresh.
+  std::vector<DramRequest> batch;
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    DramRequest r = read(i % 2, i % 3, i % 7, 0, i % 32);
+    r.write = i % 3 == 0;
+    batch.push_back(r);
+  }
+  const std::uint64_t last = c.schedule(batch);
+  CHECK(c.stats().reads + c.stats().writes == batch.size());
+  // At least one request per refresh interval: no more intervals than requests.
+  CHECK(last <= batch.size() * least_refi);
+}

@@ -257,6 +257,22 @@ TEST_CASE("chip config: cross-field rules each reject at their boundary", "[conf
                Catch::EndsWith("memory.hbm.timing.tRAS: tRAS (13 tCK) must be at least tRCD (14 tCK): "
                                "a row stays open until its first column access"));
   }
+  SECTION("tREFI leaves time to serve a request between refreshes") {
+    TempDir dir;
+    const std::string path = write_chip(dir);
+    // test_support.h's timing at 1 GHz: tRFC 260 + tRP 14 + max(tRAS 34, tRTP 4, tWL 4 + burst 2
+    // + tWR 16) + tRCD 14 + 1 = 323 tCK.
+    CHECK_NOTHROW(load_chip_config(path, {"memory.hbm.timing.tREFI=323 cycles"}));
+    CHECK(error_of([&] { load_chip_config(path, {"memory.hbm.timing.tREFI=322 cycles"}); }) ==
+          "--set memory.hbm.timing.tREFI=322 cycles: memory.hbm.timing.tREFI: tREFI (322 tCK) must "
+          "be at least tRFC + tRP + max(tRAS, tRTP, tWL + burst + tWR) + tRCD + 1 (323 tCK), or a "
+          "refresh could leave no time to open a row and read it");
+    // A write's recovery can be the longest wait: tWL 4 + burst 2 + tWR 40 = 46 > tRAS.
+    CHECK(error_of([&] {
+            load_chip_config(
+                path, {"memory.hbm.timing.tWR=40 cycles", "memory.hbm.timing.tREFI=334 cycles"});
+          }).find("(335 tCK)") != std::string::npos);
+  }
   SECTION("the address mapping names each field once") {
     TempDir dir;
     const std::string path = write_chip(dir);
