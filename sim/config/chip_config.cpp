@@ -13,6 +13,8 @@ namespace fs = std::filesystem;
 constexpr std::uint64_t kMaxCount = 1u << 16;
 constexpr std::uint64_t kMaxOnChip = 1024 * kGiB;
 constexpr std::uint64_t kMaxOffChip = 1024 * 1024 * kGiB;
+// The least MXU rate and vector-op throughput: one result per PE or lane every 1024 cycles.
+constexpr double kLeastRate = 1.0 / 1024;
 
 const Choices<Dataflow> kDataflows = {{"ws", Dataflow::kWeightStationary},
                                       {"os", Dataflow::kOutputStationary},
@@ -74,7 +76,9 @@ MxuSpec read_mxu(ConfigReader r) {
       if (!dtype)
         p->fail_key(name, "unknown dtype (expected one of int8, int16, int32, bf16, fp32, fp8)");
       const double rate = p->req_number(name, 0, 16);
-      p->require(rate > 0, name, "expected a rate above 0 (MACs per PE per cycle)");
+      // A floor keeps every cycle count an instruction can take within range.
+      p->require(rate >= kLeastRate, name,
+                 "expected a rate of at least 1/1024 (MACs per PE per cycle)");
       s.precisions[*dtype] = rate;
     }
     r.require(!s.precisions.empty(), "precisions", "at least one operand dtype is required");
@@ -126,7 +130,8 @@ VpuSpec read_vpu(ConfigReader r) {
     }
     t.latency = op->opt<Duration>("latency", t.latency);
     t.throughput = op->opt_number("throughput", t.throughput, 0, 64);
-    op->require(t.throughput > 0, "throughput", "expected a throughput above 0");
+    op->require(t.throughput >= kLeastRate, "throughput",
+                "expected a throughput of at least 1/1024 (elements per lane per cycle)");
     op->finish();
   }
   if (ops) ops->finish();

@@ -163,15 +163,20 @@ Bytes parse_size(std::string_view text) {
   return Bytes(whole_count(v * unit->scale, text, "bytes"));
 }
 
-Bandwidth parse_bandwidth(std::string_view text) {
-  auto [v, unit] = split(text, kBandwidth);
-  if (unit->scale < 0) return Bandwidth::of_bytes_per_cycle(v);
-  return Bandwidth::of_bytes_per_second(v * unit->scale);
-}
-
 // Upper bounds far above any chip's, low enough that sums of them stay finite and a run stays
 // within SystemC's time range (about 9,223 s at femtosecond resolution).
 constexpr double kMaxSeconds = 1.0, kMaxCycles = 1e9;
+constexpr double kMaxBytesPerSecond = 1e15, kMaxBytesPerCycle = 1e6;  // 1 PB/s, 1 MB/cycle
+
+Bandwidth parse_bandwidth(std::string_view text) {
+  auto [v, unit] = split(text, kBandwidth);
+  const bool per_cycle = unit->scale < 0;
+  if (per_cycle ? v > kMaxBytesPerCycle : v * unit->scale > kMaxBytesPerSecond)
+    throw UnitError("expected a bandwidth of at most 1000 TB/s (or 1e6 B/cycle), got \"" +
+                    std::string(text) + "\"");
+  if (per_cycle) return Bandwidth::of_bytes_per_cycle(v);
+  return Bandwidth::of_bytes_per_second(v * unit->scale);
+}
 constexpr double kMaxPicojoules = 1e6, kMaxWatts = 1e6;
 
 Duration parse_duration(std::string_view text) {

@@ -171,8 +171,22 @@ TEST_CASE("chip config: wrong types, units and ranges are named with the key",
                              ": core.mxu.precisions.int9: unknown dtype (expected one of int8, int16, "
                              "int32, bf16, fp32, fp8)");
   const Edited rate("{int8: 1, bf16: 0.5}", "{int8: 0}");
-  CHECK(rate.error() == rate.at("0}") +
-                            ": core.mxu.precisions.int8: expected a rate above 0 (MACs per PE per cycle)");
+  CHECK(
+      rate.error() ==
+      rate.at("0}") +
+          ": core.mxu.precisions.int8: expected a rate of at least 1/1024 (MACs per PE per cycle)");
+  // A rate of 1e-20 made an instruction's cycle count overflow to 1: a floor keeps counts in range.
+  const Edited tiny("{int8: 1, bf16: 0.5}", "{int8: 1e-20}");
+  CHECK(
+      tiny.error() ==
+      tiny.at("1e-20") +
+          ": core.mxu.precisions.int8: expected a rate of at least 1/1024 (MACs per PE per cycle)");
+  const Edited least("{int8: 1, bf16: 0.5}", "{int8: 0.0009765625}");
+  CHECK_NOTHROW(load_chip_config(least.path));
+  CHECK_THAT(
+      error_of([&] { load_chip_config(least.path, {"core.vpu.ops.gelu.throughput=0.0009"}); }),
+      Catch::EndsWith("core.vpu.ops.gelu.throughput: expected a throughput of at least "
+                      "1/1024 (elements per lane per cycle)"));
   const Edited none("{int8: 1, bf16: 0.5}", "{}");  // the key, not "core.mxu.precisions."
   CHECK(none.error() ==
         none.at("{}") + ": core.mxu.precisions: at least one operand dtype is required");

@@ -41,6 +41,16 @@ TEST_CASE("units: bandwidths per second and per cycle", "[config][units]") {
   CHECK(per_cycle.bytes_per_second(Hertz(700e6)).value() == Approx(256 * 700e6));
   CHECK(per_cycle.bytes_per_cycle(Hertz(700e6)) == 256);
   CHECK(parse_bandwidth("614 GB/s").bytes_per_cycle(Hertz(1.05e9)) == Approx(614e9 / 1.05e9));
+  // Bounded like the other quantities: 1e308 TB/s would print as null in report.json.
+  CHECK(parse_bandwidth("1000 TB/s").bytes_per_second(ghz).value() == Approx(1e15));
+  CHECK_THROWS_WITH(
+      parse_bandwidth("1001 TB/s"),
+      "expected a bandwidth of at most 1000 TB/s (or 1e6 B/cycle), got \"1001 TB/s\"");
+  CHECK_THROWS_WITH(
+      parse_bandwidth("1e308 TB/s"),
+      "expected a bandwidth of at most 1000 TB/s (or 1e6 B/cycle), got \"1e308 TB/s\"");
+  CHECK(parse_bandwidth("1000000 B/cycle").bytes_per_cycle(ghz) == 1e6);
+  CHECK_THROWS(parse_bandwidth("1000001 B/cycle"));
 }
 
 TEST_CASE("units: times in seconds or cycles of the owner's clock", "[config][units]") {
