@@ -91,13 +91,13 @@ DType choose_mxu_dtype(const Graph& g, const ChipSpec& chip, std::string& note) 
   std::optional<DType> wanted = graph_mxu_dtype(g);
   const auto& precisions = chip.core.mxu.precisions;
   // Without an MXU operator the MXU's side follows the graph's data where the chip has that type
-  // (an int8 pool on a chip with int8 and bf16 stays int8).
+  // (an int8 pool on a chip with int8 and bf16 stays int8): its inputs' first, else any
+  // tensor's (a requantize of an int32 input to int8 stays int8).
   if (!wanted)
-    for (const workloads::Tensor& t : g.tensors)
-      if (t.role == TensorRole::kInput && precisions.count(t.dtype)) {
-        wanted = t.dtype;
-        break;
-      }
+    for (const bool inputs : {true, false})
+      for (const workloads::Tensor& t : g.tensors)
+        if (!wanted && (t.role == TensorRole::kInput) == inputs && precisions.count(t.dtype))
+          wanted = t.dtype;
   if (!wanted) wanted = precisions.count(DType::kBf16) ? DType::kBf16 : precisions.begin()->first;
   if (precisions.count(*wanted)) return *wanted;
   // As XLA's DEFAULT precision on a TPU: the tensors keep their type and the array rounds them

@@ -127,8 +127,11 @@ void lower_elementwise(OpContext& ctx) {
   p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o,
                   Address scratch) {
     if (kind == OpKind::kRequantize) {
-      e.vector(VectorOp::kRequantize, ot, xt, u32(t.rows), u32(cols), dense(o, cols, ot),
-               dense(in[0], cols, xt), {}, scale);
+      // Lowered to a floating type (a chip without the graph's integer side, timing only), it
+      // is a cast, as the MXU epilogue does (gemm.cpp).
+      const bool narrows = dtype_is_integer(ot) && ot != DType::kInt32;
+      e.vector(narrows ? VectorOp::kRequantize : VectorOp::kCast, ot, xt, u32(t.rows), u32(cols),
+               dense(o, cols, ot), dense(in[0], cols, xt), {}, narrows ? scale : 0.0f);
       return;
     }
     if (integer) {

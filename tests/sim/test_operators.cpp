@@ -128,6 +128,33 @@ ops:
   CHECK(dw.worst == 0);
 }
 
+TEST_CASE("run: a requantize alone keeps the graph's int8 and lowers on a chip without it",
+          "[run]") {
+  // No MXU operator and an int32 input: the int8 output used to be lowered as bf16 on chips
+  // with both types, an invalid vpu.requantize ("dtype must be int8, int16 or fp8").
+  const std::string graph = R"(name: requantize_only
+dtype: int8
+tensors:
+  - {name: a, shape: [8, 256], role: input, dtype: int32}
+  - {name: y, role: output}
+ops:
+  - {name: y, op: requantize, inputs: [a], scale: 0.5}
+)";
+  for (const char* chip : {"tpu-v4i", "tpu-v5e", "tpu-v1"}) {
+    INFO(chip);
+    const Outcome o = run_and_compare(chip, graph);
+    REQUIRE(o.exit_code == 0);
+    CHECK(o.nonzero > 0);
+    CHECK(o.compared == 8 * 256);
+    CHECK(o.worst == 0);
+  }
+  // tpu-v3 has no integer type: the tensors become floating (timing only) and the requantize a
+  // cast, as in the MXU's read-out.
+  const std::string program = tpusim::test::compile_text("tpu-v3", graph, false);
+  CHECK(tpusim::test::contains(program, "vpu.cast"));
+  CHECK_FALSE(tpusim::test::contains(program, "vpu.requantize"));
+}
+
 TEST_CASE("run: a concat along a leading axis copies each input whole (no buffer race)", "[run]") {
   // One copy pipeline per input, on the same vmem buffers: x's first loads (another DMA engine)
   // overwrote y's buffer while y's last store still read it, and c[1, :58] held x's values.
