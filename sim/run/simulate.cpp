@@ -1,12 +1,14 @@
 #include "sim/run/simulate.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include <spdlog/spdlog.h>
 #include <systemc>
@@ -14,6 +16,7 @@
 #include "models/chip/chip.h"
 #include "models/mxu/array_vcd.h"
 #include "sim/base/errors.h"
+#include "sim/config/units_parse.h"
 #include "sim/report/array_view.h"
 #include "sim/report/writers.h"
 
@@ -27,6 +30,26 @@ std::uint64_t peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+// Functional mode keeps the contents of every on-chip memory: refuse up front a chip whose
+// memories would not fit in this machine's, rather than fail (or be killed) partway through.
+void check_functional_fits(const ChipSpec& spec) {
+  const CoreSpec& core = spec.core;
+  const std::uint64_t per_core = core.vmem.capacity.value() + core.accmem.capacity.value() +
+                                 (core.cmem.present() ? core.cmem.capacity.value() : 0);
+  const double needed = double(per_core) * spec.cores;
+  const double machine = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  const auto gib = [](double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f GiB", bytes / double(kGiB));
+    return std::string(text);
+  };
+  if (machine > 0 && needed > machine)
+    throw InputError(
+        "--functional keeps every on-chip memory's contents: " + std::to_string(spec.cores) +
+        " cores x " + config::format_size(Bytes(per_core)) + " = " + gib(needed) +
+        ", more than this machine's " + gib(machine) + "; run without --functional (timing only)");
 }
 
 }  // namespace
@@ -50,6 +73,7 @@ void prepare_output_dir(const std::string& dir) {
 int simulate(const SimulateRequest& request) {
   const config::ChipConfig& chip = request.chip;
   const WatchOptions& watch = request.watch;
+  if (request.functional) check_functional_fits(chip.spec);
   // Everything about the watch files is checked before the run spends any time.
   if ((!watch.vcd.empty() || watch.show) && chip.spec.core.mxu.model != MxuModel::kCycle)
     throw InputError(

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "sim/config/config_tree.h"
@@ -99,6 +100,20 @@ TEST_CASE("cli: a chip file or --set value that is a lone ',' exits 2 at once", 
   CHECK(r.exit_code == 2);
   CHECK(r.err == "error: --set core.mxu.rows=,:1:1: invalid YAML: unexpected ','\n");
   CHECK(r.out.empty());
+}
+
+TEST_CASE("cli: --functional refuses up front a chip whose memories exceed the machine's",
+          "[cli]") {
+  // 1024 cores of tpu-v4 took 86 MiB each in functional mode and were killed (out of memory)
+  // partway through. 1024 cores x 1 TiB of vmem is beyond any machine.
+  const Result r = run_tpusim(
+      "exec isa/examples/single-matmul.tasm --functional -c tpu-v4 --set cores=1024 "
+      "--set 'core.vmem.capacity=1 TiB'");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("error: --functional keeps every on-chip memory's contents: "
+                                      "1024 cores x "));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(run_tpusim("exec isa/examples/single-matmul.tasm --functional -c tpu-v4").exit_code == 0);
 }
 
 TEST_CASE("cli: validate reports every failing file and still exits 2", "[cli]") {
