@@ -46,26 +46,6 @@ const CLI::Validator kPositiveSeconds(
     },
     "SECONDS", "seconds");
 
-// Messages quote user text (a YAML key, a value); its control characters must not break an
-// error over several lines.
-std::string one_line(const char* text) {
-  static const char kDigits[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char* p = text; *p; ++p) {
-    const auto b = static_cast<unsigned char>(*p);
-    if (*p == '\n') {
-      out += "\\n";
-    } else if (*p == '\t') {
-      out += "\\t";
-    } else if (b < 0x20 || b == 0x7F) {
-      out += std::string("\\x") + kDigits[b >> 4] + kDigits[b & 15];
-    } else {
-      out += *p;
-    }
-  }
-  return out;
-}
-
 void add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
   cmd->add_option("--set", *overrides, "Override one config key, e.g. --set core.mxu.rows=64")
       ->type_name("KEY=VALUE")
@@ -275,6 +255,24 @@ int run_cli(int argc, char** argv) {
     return kExitSimError;
   }
   return kExitOk;
+}
+
+std::string one_line(const char* text) {
+  static const char kDigits[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char* p = text; *p; ++p) {
+    const auto b = static_cast<unsigned char>(*p);
+    if (*p == '\n') {
+      out += "\\n";
+    } else if (*p == '\t') {
+      out += "\\t";
+    } else if (b < 0x20 || b == 0x7F) {
+      out += std::string("\\x") + kDigits[b >> 4] + kDigits[b & 15];
+    } else {
+      out += *p;
+    }
+  }
+  return out;
 }
 
 }  // namespace tpusim::sim

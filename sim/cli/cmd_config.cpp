@@ -57,7 +57,7 @@ int run_validate(const ValidateCommandArgs& args) {
           config::load_chip_config(resolve_chip_path(chip), args.overrides);
       std::cout << "ok: " << loaded.path << ": " << summary(loaded.spec) << "\n";
     } catch (const InputError& e) {
-      std::cerr << "error: " << e.what() << "\n";
+      std::cerr << "error: " << one_line(e.what()) << "\n";
       ++failures;
     }
   }

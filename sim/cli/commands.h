@@ -8,6 +8,10 @@
 
 namespace tpusim::sim {
 
+// Messages quote user text (a YAML key, a value); its control characters, escaped, cannot break
+// an error over several lines.
+std::string one_line(const char* text);
+
 struct ConfigCommandArgs {
   std::string chip;
   std::vector<std::string> overrides;

@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "sim/config/config_tree.h"
@@ -112,8 +111,20 @@ TEST_CASE("cli: --functional refuses up front a chip whose memories exceed the m
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::StartsWith("error: --functional keeps every on-chip memory's contents: "
                                       "1024 cores x "));
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err_lines() == 1);
   CHECK(run_tpusim("exec isa/examples/single-matmul.tasm --functional -c tpu-v4").exit_code == 0);
+}
+
+TEST_CASE("cli: validate quotes a value with a line break on one line", "[cli]") {
+  TempDir dir;
+  const std::string chip =
+      write_chip(dir, replaced(kMinimalChip, "clock: 1 GHz", "clock: \"1\\n GHz\""));
+  const Result r = run_tpusim("validate '" + chip + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == 1);
+  CHECK(r.err == "error: " + chip +
+                     ":2:8: clock: unknown frequency unit \"\\n GHz\" in \"1\\n GHz\" "
+                     "(units: Hz, kHz, MHz, GHz)\n");
 }
 
 TEST_CASE("cli: validate reports every failing file and still exits 2", "[cli]") {
