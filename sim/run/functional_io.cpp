@@ -1,10 +1,12 @@
 #include "sim/run/functional_io.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <filesystem>
 
 #include "sim/base/errors.h"
+#include "workloads/suggest.h"
 
 namespace tpusim::sim {
 
@@ -83,6 +85,20 @@ FunctionalData prepare_functional_data(const workloads::Graph& graph, const std:
   if (!inputs_dir.empty()) {
     std::error_code ec;
     if (!fs::is_directory(inputs_dir, ec)) throw InputError(inputs_dir + ": no such directory (--inputs)");
+    // A misspelt file name would otherwise leave its tensor to the generated data unnoticed.
+    // Names of other tensors (a --dump directory's outputs) are allowed and not read.
+    std::vector<std::string> names;
+    for (const workloads::Tensor& t : graph.tensors) names.push_back(t.name);
+    std::vector<fs::path> files;
+    for (const fs::directory_entry& entry : fs::directory_iterator(inputs_dir, ec))
+      if (entry.path().extension() == ".npy") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());  // the first unknown one named, whatever the order
+    for (const fs::path& file : files) {
+      const std::string stem = file.stem().string();
+      if (std::find(names.begin(), names.end(), stem) == names.end())
+        throw InputError(file.string() + ": the workload has no tensor named '" + stem + "'" +
+                         workloads::suggestion(stem, names) + " (--inputs reads NAME.npy files)");
+    }
   }
   for (const workloads::Tensor& t : graph.tensors) {
     if (t.role != workloads::TensorRole::kInput && t.role != workloads::TensorRole::kWeight) continue;

@@ -133,7 +133,7 @@ int simulate(const SimulateRequest& request) {
   if (sc_core::sc_time_stamp().to_seconds() >= kMaxSimulatedSeconds)
     throw InputError("the simulated time passed " + std::to_string(int(kMaxSimulatedSeconds)) +
                      " s, near the limit of SystemC's time (about 9,223 s): the settings make "
-                     "the run too slow to simulate (memory.bandwidth, latencies)");
+                     "the run too slow to simulate (a low bandwidth or rate, a long latency)");
   vcd.reset();  // writes the closing time stamp
   if (vcd_file.is_open() && !vcd_file.flush()) throw InputError(watch.vcd + ": cannot write file");
   if (watch.show) {

@@ -333,6 +333,10 @@ TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[c
       dir.write("a.tasm", slurp(TPUSIM_SOURCE_DIR "/isa/examples/teach-4x4.tasm"));
   const std::string npy_dir = dir.path("inputs");
   std::filesystem::create_directories(npy_dir + "/a.npy");
+  // A misspelt input file was ignored, its tensor silently generated.
+  const std::string typo_dir = dir.path("typo");
+  std::filesystem::create_directories(typo_dir);
+  dir.write("typo/bb.npy", "");
   const Case cases[] = {
       {teach + "--seed -1", "--seed: expected a whole number from 0 to 18446744073709551615"},
       {teach + "--seed 18446744073709551616", "got '18446744073709551616'"},
@@ -342,6 +346,9 @@ TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[c
        "--timeout: expected a number of seconds above 0 and at most 1e7, got 'nan'"},
       {"asm '" + tasm + "' -o '" + tasm + "'", "is the input file; write the result elsewhere"},
       {teach + "--functional --inputs '" + npy_dir + "'", "a.npy: not a file"},
+      {teach + "--functional --inputs '" + typo_dir + "'",
+       "bb.npy: the workload has no tensor named 'bb' (did you mean 'b'?) (--inputs reads "
+       "NAME.npy files)"},
   };
   for (const Case& c : cases) {
     INFO(c.args);
