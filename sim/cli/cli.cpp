@@ -172,7 +172,8 @@ int run_cli(int argc, char** argv) {
   sweep->add_option("-o,--out", sweep_args.out, "Output directory: results.csv and points/<id>/")
       ->check(kNonEmptyPath);
   sweep->add_flag("--list", sweep_args.list, "Print the points (after --shard) and exit");
-  sweep->add_option("-j,--jobs", sweep_args.jobs, "Points run at once (default: one per CPU)");
+  sweep->add_option("-j,--jobs", sweep_args.jobs, "Points run at once (default: one per CPU)")
+      ->check(CLI::Range(1u, 4096u));
   sweep->add_flag("--force", sweep_args.force, "Rerun points already in results.csv");
   sweep->add_option("--shard", sweep_args.shard,
                     "Run only slice i of N (0-based): the points at positions p with p mod N == i")

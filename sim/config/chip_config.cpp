@@ -326,6 +326,7 @@ EnergyTable read_energy_table(ConfigReader r) {
 ChipSpec read_chip(ConfigReader r) {
   ChipSpec chip;
   chip.name = r.req<std::string>("name");
+  r.require(!chip.name.empty(), "name", "expected a non-empty name (reports and sweeps show it)");
   chip.description = r.opt<std::string>("description", "");
   chip.clock = clock_in(r, "clock");
   chip.cores = static_cast<std::uint32_t>(r.opt_uint("cores", 1, 1, 1024));

@@ -346,6 +346,10 @@ TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[c
        "--timeout: expected a number of seconds above 0 and at most 1e7, got 'nan'"},
       {"asm '" + tasm + "' -o '" + tasm + "'", "is the input file; write the result elsewhere"},
       {teach + "--functional --inputs '" + npy_dir + "'", "a.npy: not a file"},
+      {"sweep configs/sweeps/resnet50-array.yaml --list -j 0",
+       "--jobs: Value 0 not in range 1 to 4096"},
+      {"validate teach-4x4 --set 'name=\"\"'",
+       "name: expected a non-empty name (reports and sweeps show it)"},
       {teach + "--functional --inputs '" + typo_dir + "'",
        "bb.npy: the workload has no tensor named 'bb' (did you mean 'b'?) (--inputs reads "
        "NAME.npy files)"},
