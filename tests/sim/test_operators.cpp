@@ -12,6 +12,20 @@ namespace {
 using tpusim::test::Outcome;
 using tpusim::test::run_and_compare;
 
+// Runs `graph` functionally on each chip: every one of its `elements` output values equals the
+// reference's, and some are not zero.
+void check_exact_on(std::initializer_list<const char*> chips, const std::string& graph,
+                    std::uint64_t elements) {
+  for (const char* chip : chips) {
+    INFO(chip);
+    const Outcome o = run_and_compare(chip, graph);
+    REQUIRE(o.exit_code == 0);
+    CHECK(o.nonzero > 0);
+    CHECK(o.compared == elements);
+    CHECK(o.worst == 0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("run: scalar tensors: a scalar operand broadcasts over rows, a scalar relu runs",
@@ -100,14 +114,7 @@ ops:
   - {name: fc2, op: linear, inputs: [q1], features: 32}
   - {name: y, op: requantize, inputs: [fc2], scale: 0.02, to: int8}
 )";
-  for (const char* chip : {"teach-4x4", "tpu-v1", "gemmini-16x16", "tpu-v4i"}) {
-    INFO(chip);
-    const Outcome o = run_and_compare(chip, mlp);
-    REQUIRE(o.exit_code == 0);
-    CHECK(o.nonzero > 0);
-    CHECK(o.compared == 16 * 32);
-    CHECK(o.worst == 0);
-  }
+  check_exact_on({"teach-4x4", "tpu-v1", "gemmini-16x16", "tpu-v4i"}, mlp, 16 * 32);
   // Fused into a depthwise convolution's read-out on the vector unit, and on its own when its
   // input has a second reader.
   const Outcome dw = run_and_compare("gemmini-16x16", R"(name: int8_dw
@@ -140,14 +147,7 @@ tensors:
 ops:
   - {name: y, op: requantize, inputs: [a], scale: 0.5}
 )";
-  for (const char* chip : {"tpu-v4i", "tpu-v5e", "tpu-v1"}) {
-    INFO(chip);
-    const Outcome o = run_and_compare(chip, graph);
-    REQUIRE(o.exit_code == 0);
-    CHECK(o.nonzero > 0);
-    CHECK(o.compared == 8 * 256);
-    CHECK(o.worst == 0);
-  }
+  check_exact_on({"tpu-v4i", "tpu-v5e", "tpu-v1"}, graph, 8 * 256);
   // tpu-v3 has no integer type: the tensors become floating (timing only) and the requantize a
   // cast, as in the MXU's read-out.
   const std::string program = tpusim::test::compile_text("tpu-v3", graph, false);
