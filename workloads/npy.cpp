@@ -161,7 +161,10 @@ TensorData parse_npy(std::string_view bytes, const std::string& file_name) {
   } else {
     fail(file_name, "unsupported .npy format version " + std::to_string(major));
   }
-  if (header_len > bytes.size() - offset) fail(file_name, "truncated header");
+  if (header_len > bytes.size() - offset)
+    fail(file_name, "truncated header: it declares " + std::to_string(header_len) +
+                        " bytes, the file has " + std::to_string(bytes.size() - offset) +
+                        " after the header length");
   std::string descr;
   bool fortran = false;
   TensorData data;

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include "sim/base/input_file.h"
@@ -148,6 +149,9 @@ YAML::Node load_single_document(std::string_view text, const std::string& file) 
           at_mark(root.Mark(), file),
           "expected a map with keys name, dtype, tensors, ops; got " + type_name(root));
     return root;
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp words its depth limit as "bad file".
+    throw WorkloadError(at_mark(e.mark, file), "YAML syntax: nested too deeply");
   } catch (const YAML::Exception& e) {
     throw WorkloadError(at_mark(e.mark, file), "YAML syntax: " + e.msg);
   }

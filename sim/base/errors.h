@@ -3,10 +3,21 @@
 // InputError and its children mean the user gave us something wrong (exit 2); SimError means the
 // model reached a state it cannot continue from (exit 1); NotImplemented is exit 3.
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
 namespace tpusim {
+
+// `text` for an error message, cut after `max` bytes: a value can be a 100 kB `--set` argument,
+// and a message stays one readable line.
+inline std::string clipped(const std::string& text, std::size_t max = 80) {
+  if (text.size() <= max) return text;
+  return text.substr(0, max) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+// "text", clipped.
+inline std::string quoted_excerpt(const std::string& text) { return "\"" + clipped(text) + "\""; }
 
 // Where a piece of input came from. line and column are 1-based; 0 means unknown.
 struct SourceLocation {
@@ -36,7 +47,8 @@ class InputError : public Error {
 class ConfigError : public InputError {
  public:
   ConfigError(SourceLocation where, std::string key_path, std::string message)
-      : InputError(where.str() + ": " + (key_path.empty() ? "" : key_path + ": ") + message),
+      : InputError(where.str() + ": " + (key_path.empty() ? "" : clipped(key_path) + ": ") +
+                   message),
         where_(std::move(where)),
         key_path_(std::move(key_path)),
         message_(std::move(message)) {}

@@ -82,21 +82,26 @@ int run_cli(int argc, char** argv) {
   ConfigCommandArgs config_args;
   CLI::App* config = app.add_subcommand("config", "Print the fully resolved chip configuration");
   config->add_option("chip", config_args.chip, "Chip YAML or preset name")
-      ->default_val(kDefaultChip);
+      ->default_val(kDefaultChip)
+      ->check(kNonEmptyPath);
   add_overrides(config, &config_args.overrides);
 
   ValidateCommandArgs validate_args;
   CLI::App* validate = app.add_subcommand("validate", "Check chip configurations without running");
   validate->add_option("chips", validate_args.chips, "Chip YAML files or preset names")
-      ->required();
+      ->required()
+      ->check(kNonEmptyPath);
   add_overrides(validate, &validate_args.overrides);
 
   RunCommandArgs run_args;
   CLI::App* run = app.add_subcommand("run", "Compile a workload for a chip and simulate it");
-  run->add_option("-c,--chip", run_args.chip, "Chip YAML or preset name")->default_val(kDefaultChip);
+  run->add_option("-c,--chip", run_args.chip, "Chip YAML or preset name")
+      ->default_val(kDefaultChip)
+      ->check(kNonEmptyPath);
   run->add_option("-w,--workload", run_args.workload,
                   "Workload: YAML graph, SCALE-Sim topology CSV, or a sample name")
-      ->default_val(kDefaultWorkload);
+      ->default_val(kDefaultWorkload)
+      ->check(kNonEmptyPath);
   run->add_option("-o,--out", run_args.out,
                   "Write report.json, ops.csv and trace.json into this directory")
       ->check(kNonEmptyPath);
@@ -117,9 +122,12 @@ int run_cli(int argc, char** argv) {
   add_overrides(run, &run_args.overrides);
   ExecCommandArgs exec_args;
   CLI::App* exec = app.add_subcommand("exec", "Simulate an assembled program on a chip");
-  exec->add_option("program", exec_args.program, "Program (.tasm or .tbin)")->required();
+  exec->add_option("program", exec_args.program, "Program (.tasm or .tbin)")
+      ->required()
+      ->check(kNonEmptyPath);
   exec->add_option("-c,--chip", exec_args.chip, "Chip YAML or preset name")
-      ->default_val(kDefaultChip);
+      ->default_val(kDefaultChip)
+      ->check(kNonEmptyPath);
   exec->add_option("-o,--out", exec_args.out,
                    "Write report.json, ops.csv and trace.json into this directory")
       ->check(kNonEmptyPath);
@@ -137,10 +145,14 @@ int run_cli(int argc, char** argv) {
   add_overrides(exec, &exec_args.overrides);
   CompileCommandArgs compile_args;
   CLI::App* compile = app.add_subcommand("compile", "Lower a workload to a program for a chip");
-  compile->add_option("-c,--chip", compile_args.chip, "Chip YAML or preset name")->default_val(kDefaultChip);
-  compile->add_option("-w,--workload", compile_args.workload,
-                      "Workload: YAML graph, SCALE-Sim topology CSV, or a sample name")
-      ->default_val(kDefaultWorkload);
+  compile->add_option("-c,--chip", compile_args.chip, "Chip YAML or preset name")
+      ->default_val(kDefaultChip)
+      ->check(kNonEmptyPath);
+  compile
+      ->add_option("-w,--workload", compile_args.workload,
+                   "Workload: YAML graph, SCALE-Sim topology CSV, or a sample name")
+      ->default_val(kDefaultWorkload)
+      ->check(kNonEmptyPath);
   compile
       ->add_option("-o,--output", compile_args.output,
                    "Program to write (.tasm text or .tbin binary)")
@@ -152,23 +164,29 @@ int run_cli(int argc, char** argv) {
   add_overrides(compile, &compile_args.overrides);
   AsmCommandArgs asm_args;
   CLI::App* assemble = app.add_subcommand("asm", "Assemble .tasm text into a .tbin binary");
-  assemble->add_option("input", asm_args.input, "Program text (.tasm)")->required();
+  assemble->add_option("input", asm_args.input, "Program text (.tasm)")
+      ->required()
+      ->check(kNonEmptyPath);
   assemble->add_option("-o,--output", asm_args.output, "Binary to write (.tbin)")
       ->required()
       ->check(kNonEmptyPath);
-  assemble->add_option("-c,--chip", asm_args.chip,
-                       "Also check the program against this chip (addresses, shapes, semaphores)");
+  assemble
+      ->add_option("-c,--chip", asm_args.chip,
+                   "Also check the program against this chip (addresses, shapes, semaphores)")
+      ->check(kNonEmptyPath);
   add_overrides(assemble, &asm_args.overrides);
 
   DisasmCommandArgs disasm_args;
   CLI::App* disassemble = app.add_subcommand("disasm", "Print a .tbin binary as .tasm text");
-  disassemble->add_option("input", disasm_args.input, "Program binary (.tbin)")->required();
+  disassemble->add_option("input", disasm_args.input, "Program binary (.tbin)")
+      ->required()
+      ->check(kNonEmptyPath);
   disassemble->add_option("-o,--output", disasm_args.output, "Text to write (default: stdout)")
       ->check(kNonEmptyPath);
   SweepCommandArgs sweep_args;
   CLI::App* sweep = app.add_subcommand(
       "sweep", "Run a parameter sweep, each point in its own process (configs/sweeps/README.md)");
-  sweep->add_option("file", sweep_args.file, "Sweep file (YAML)");
+  sweep->add_option("file", sweep_args.file, "Sweep file (YAML)")->check(kNonEmptyPath);
   sweep->add_option("-o,--out", sweep_args.out, "Output directory: results.csv and points/<id>/")
       ->check(kNonEmptyPath);
   sweep->add_flag("--list", sweep_args.list, "Print the points (after --shard) and exit");

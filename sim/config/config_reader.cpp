@@ -106,7 +106,7 @@ struct ValueTraits<bool> {
   static bool parse(const std::string& s) {
     if (s == "true") return true;
     if (s == "false") return false;
-    throw UnitError("expected true or false, got \"" + s + "\"");
+    throw UnitError("expected true or false, got " + quoted_excerpt(s));
   }
   static std::string format(bool v) { return v ? "true" : "false"; }
 };
@@ -197,7 +197,7 @@ std::uint64_t ConfigReader::uint_at(const std::string& key, const ConfigNode& n,
   errno = 0;
   const unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
   if (!digits || errno == ERANGE || v < lo || v > hi)
-    fail_at(n.where(), key, "expected " + range_text(lo, hi) + ", got \"" + text + "\"");
+    fail_at(n.where(), key, "expected " + range_text(lo, hi) + ", got " + quoted_excerpt(text));
   record(key, text);
   return v;
 }
@@ -223,7 +223,8 @@ double ConfigReader::number_at(const std::string& key, const ConfigNode& n, doub
   const bool ok = !text.empty() && end && *end == '\0' && std::isfinite(v) &&
                   text.find_first_of("xXnN") == std::string::npos;
   if (!ok || v < lo || v > hi)
-    fail_at(n.where(), key, "expected " + number_range_text(lo, hi) + ", got \"" + text + "\"");
+    fail_at(n.where(), key,
+            "expected " + number_range_text(lo, hi) + ", got " + quoted_excerpt(text));
   record(key, text);
   return v;
 }

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -349,6 +350,9 @@ ConfigNode parse_yaml(const std::string& text, const std::string& file) {
     }
     one.finish();
     doc = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp words its depth limit as "bad file".
+    throw ConfigError(location_of(e.mark, file), "", "invalid YAML: nested too deeply");
   } catch (const YAML::Exception& e) {
     throw ConfigError(location_of(e.mark, file), "", "invalid YAML: " + e.msg);
   }
@@ -392,7 +396,7 @@ void merge_into(ConfigNode& base, const ConfigNode& over) {
 void apply_override(ConfigNode& root, const std::string& assignment) {
   // Errors quote the assignment on one line: control characters and bytes that are not UTF-8
   // are escaped, and a value that is not UTF-8 is refused.
-  const SourceLocation where{"--set " + printable(assignment)};
+  const SourceLocation where{"--set " + printable(clipped(assignment))};
   if (invalid_utf8_offset(assignment) != std::string::npos)
     throw ConfigError(where, "", "not UTF-8 text");
   const std::size_t eq = assignment.find('=');

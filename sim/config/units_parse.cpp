@@ -1,5 +1,7 @@
 #include "sim/config/units_parse.h"
 
+#include "sim/base/errors.h"
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -102,17 +104,18 @@ std::pair<double, const Unit*> split(std::string_view text, const Quantity& q) {
   const std::string expected = "expected a " + std::string(q.kind) + " such as \"" +
                                std::string(q.example) + "\" (units: " + unit_list(q) + ")";
   const std::size_t number_length = scan_number(s);
-  if (number_length == 0) throw UnitError(expected + ", got \"" + s + "\"");
+  if (number_length == 0) throw UnitError(expected + ", got " + quoted_excerpt(s));
   const double value = std::strtod(s.substr(0, number_length).c_str(), nullptr);
-  if (!std::isfinite(value)) throw UnitError(expected + ", got \"" + s + "\"");
+  if (!std::isfinite(value)) throw UnitError(expected + ", got " + quoted_excerpt(s));
   std::size_t pos = number_length;
   while (pos < s.size() && s[pos] == ' ') ++pos;
   const std::string unit = s.substr(pos);
-  if (unit.empty()) throw UnitError(expected + ", got \"" + s + "\" with no unit");
+  if (unit.empty()) throw UnitError(expected + ", got " + quoted_excerpt(s) + " with no unit");
   for (const Unit& u : q.units)
     if (u.name == unit) {
       if (value < 0)
-        throw UnitError("expected a non-negative " + std::string(q.kind) + ", got \"" + s + "\"");
+        throw UnitError("expected a non-negative " + std::string(q.kind) + ", got " +
+                        quoted_excerpt(s));
       return {value, &u};
     }
   throw UnitError("unknown " + std::string(q.kind) + " unit \"" + unit + "\" in \"" + s +
@@ -123,8 +126,8 @@ bool is_whole(double v) { return std::fabs(v - std::round(v)) < 1e-9 * std::max(
 
 std::uint64_t whole_count(double v, std::string_view text, std::string_view what) {
   if (!is_whole(v))
-    throw UnitError("expected a whole number of " + std::string(what) + ", got \"" +
-                    std::string(text) + "\"");
+    throw UnitError("expected a whole number of " + std::string(what) + ", got " +
+                    quoted_excerpt(std::string(text)));
   if (v >= 9.2e18) throw UnitError("value \"" + std::string(text) + "\" is too large");
   return static_cast<std::uint64_t>(std::llround(v));
 }
@@ -154,7 +157,8 @@ std::string format_scaled(double base_value, const std::vector<Unit>& units) {
 
 Hertz parse_frequency(std::string_view text) {
   auto [v, unit] = split(text, kFrequency);
-  if (v * unit->scale <= 0) throw UnitError("expected a frequency above 0, got \"" + std::string(text) + "\"");
+  if (v * unit->scale <= 0)
+    throw UnitError("expected a frequency above 0, got " + quoted_excerpt(std::string(text)));
   return Hertz(v * unit->scale);
 }
 
@@ -172,8 +176,8 @@ Bandwidth parse_bandwidth(std::string_view text) {
   auto [v, unit] = split(text, kBandwidth);
   const bool per_cycle = unit->scale < 0;
   if (per_cycle ? v > kMaxBytesPerCycle : v * unit->scale > kMaxBytesPerSecond)
-    throw UnitError("expected a bandwidth of at most 1000 TB/s (or 1e6 B/cycle), got \"" +
-                    std::string(text) + "\"");
+    throw UnitError("expected a bandwidth of at most 1000 TB/s (or 1e6 B/cycle), got " +
+                    quoted_excerpt(std::string(text)));
   if (per_cycle) return Bandwidth::of_bytes_per_cycle(v);
   return Bandwidth::of_bytes_per_second(v * unit->scale);
 }
@@ -183,8 +187,8 @@ Duration parse_duration(std::string_view text) {
   auto [v, unit] = split(text, kDuration);
   const bool cycles = unit->scale < 0;
   if (cycles ? v > kMaxCycles : v * unit->scale > kMaxSeconds)
-    throw UnitError("expected a duration of at most 1 s (or 1e9 cycles), got \"" +
-                    std::string(text) + "\"");
+    throw UnitError("expected a duration of at most 1 s (or 1e9 cycles), got " +
+                    quoted_excerpt(std::string(text)));
   if (cycles) return Duration::of_cycles(whole_count(v, text, "cycles"));
   return Duration::of_seconds(v * unit->scale);
 }
@@ -192,14 +196,15 @@ Duration parse_duration(std::string_view text) {
 Picojoules parse_energy(std::string_view text) {
   auto [v, unit] = split(text, kEnergy);
   if (v * unit->scale > kMaxPicojoules)
-    throw UnitError("expected an energy of at most 1 uJ, got \"" + std::string(text) + "\"");
+    throw UnitError("expected an energy of at most 1 uJ, got " + quoted_excerpt(std::string(text)));
   return Picojoules(v * unit->scale);
 }
 
 Watts parse_power(std::string_view text) {
   auto [v, unit] = split(text, kPower);
   if (v * unit->scale > kMaxWatts)
-    throw UnitError("expected a power of at most 1000 kW, got \"" + std::string(text) + "\"");
+    throw UnitError("expected a power of at most 1000 kW, got " +
+                    quoted_excerpt(std::string(text)));
   return Watts(v * unit->scale);
 }
 

@@ -65,7 +65,9 @@ std::vector<MemoryImage> parse_images(const std::vector<std::string>& specs, boo
       if (!parent.empty() && !fs::is_directory(parent, ec))
         throw InputError(image.file + ": no such directory '" + parent.string() + "'");
     } else {
-      if (!fs::is_regular_file(image.file, ec)) throw InputError(image.file + ": no such file");
+      if (!fs::is_regular_file(image.file, ec))
+        throw InputError(image.file +
+                         (fs::exists(image.file, ec) ? ": not a regular file" : ": no such file"));
       image.bytes = fs::file_size(image.file, ec);
       if (ec) throw InputError(image.file + ": cannot read file");
     }

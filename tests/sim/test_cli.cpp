@@ -365,6 +365,40 @@ TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[c
   CHECK(run_tpusim(teach + "--seed 18446744073709551615").exit_code == 0);
 }
 
+TEST_CASE("cli: messages found misleading by fuzzing say what is wrong, in one short line",
+          "[cli]") {
+  TempDir dir;
+  std::string nested = "{a: ";
+  for (int i = 0; i < 12; ++i) nested += nested;  // 4096 levels of flow maps
+  const std::string deep = dir.write("deep.yaml", "name: deep\ncore: " + nested + "\n");
+  const std::string long_value(100000, 'a');
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"validate '" + deep + "'", "deep.yaml:2:"},  // yaml-cpp's own words are "bad file"
+      {"validate '" + deep + "'", ": invalid YAML: nested too deeply"},
+      {"run -q -c ''", "--chip: expected a path, got ''"},
+      {"compile -w '' -o x.tasm", "--workload: expected a path, got ''"},
+      {"exec --functional isa/examples/teach-4x4.tasm -c teach-4x4 --load hbm:0=/dev/zero",
+       "/dev/zero: not a regular file"},
+      {"validate teach-4x4 --set core.mxu.rows=" + long_value,
+       "--set core.mxu.rows=" + long_value.substr(0, 80 - 14) +
+           "... (100014 bytes): "
+           "core.mxu.rows: expected an integer from 1 to 4096, got \"" +
+           long_value.substr(0, 80) + "... (100000 bytes)\""},
+      {"validate teach-4x4 --set " + long_value + "=1", "... (100000 bytes): unknown key"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args.substr(0, 200));
+    const Result r = run_tpusim(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK(r.err.size() < 600);
+    CHECK_THAT(r.err, Catch::Contains(c.message));
+  }
+}
+
 TEST_CASE("cli: what the lowering cannot do yet exits 3, quoted keys stay on one line", "[cli]") {
   TempDir dir;
   const std::string multiplier = dir.write("dw.yaml", R"(name: dw

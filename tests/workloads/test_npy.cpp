@@ -88,6 +88,16 @@ TEST_CASE("npy: bad files are refused with one line", "[workloads][npy][errors]"
   std::string garbage_header = good;
   garbage_header.replace(garbage_header.find("(2, 2)"), 6, "(2, -)");
   CHECK_THAT(error_of(garbage_header), Contains("header: bad shape dimension"));
+  // Version 3 (a version 2 header in UTF-8) whose 4-byte header length points past the end.
+  std::string v3 = good;
+  v3[6] = '\x03';
+  v3.insert(10, 2, '\0');  // header length: 2 bytes in version 1, 4 from version 2 on
+  v3[10] = '\x7F';
+  const std::size_t after_length = v3.size() - 12;
+  CHECK(error_of(v3) ==
+        "d.npy: truncated header: it declares " +
+            std::to_string(0x7F0000 + (std::uint8_t(good[8]) | std::uint8_t(good[9]) << 8)) +
+            " bytes, the file has " + std::to_string(after_length) + " after the header length");
   const Tensor t33 = tensor("w", {3, 3}, DType::kFp32);
   CHECK(error_of(good, &t33) == "d.npy: shape [2,2] does not match tensor 'w' [3,3]");
   const Tensor i8 = tensor("q", {2, 2}, DType::kInt8);
