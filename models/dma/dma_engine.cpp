@@ -33,7 +33,13 @@ void DmaEngine::resolve(Slot& slot) {
 void DmaEngine::close_finished() {
   while (!open_.empty() && open_.front().issued && open_.front().pending == 0) {
     const Open& o = open_.front();
-    stats_[o.op].busy_cycles += ctx_.cycles_covering(o.last_done - o.start);
+    // Descriptors close in issue order, so their starts only grow: the cycles past both the
+    // start and what earlier descriptors covered are new to the engine's busy time.
+    const auto first = static_cast<std::uint64_t>(o.start / ctx_.core_period + 1e-6);
+    const std::uint64_t end = std::max(first, ctx_.cycles_covering(o.last_done));
+    const std::uint64_t from = std::max(first, busy_until_);
+    if (end > from) stats_[o.op].busy_cycles += end - from;
+    busy_until_ = std::max(busy_until_, end);
     trace(o.index, o.op, o.start, o.last_done);
     complete_at(o.last_done);
     reads_done_at(o.last_done);  // a DMA has read its source once its chunks are complete

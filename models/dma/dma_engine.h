@@ -26,7 +26,7 @@ struct DmaStats {
   std::uint64_t hbm_read_bytes = 0;
   std::uint64_t hbm_write_bytes = 0;
   std::uint64_t onchip_bytes = 0;  // cmem <-> vmem/accmem
-  std::uint64_t busy_cycles = 0;   // per descriptor, start to last completion, summed
+  std::uint64_t busy_cycles = 0;   // with a descriptor in flight, each to the oldest's op
 
   template <class V>
   void visit(V& v) {
@@ -36,7 +36,7 @@ struct DmaStats {
     v("hbm_write_bytes", hbm_write_bytes, "B", "bytes stored to off-chip memory");
     v("onchip_bytes", onchip_bytes, "B", "bytes moved between on-chip memories");
     v("busy_cycles", busy_cycles, "cycles",
-      "per descriptor, start (setup included) to its last chunk's completion, summed");
+      "cycles with a descriptor in flight (setup included), each counted for the oldest's op");
   }
 };
 
@@ -123,6 +123,7 @@ class DmaEngine : public Unit {
   std::vector<Slot> slots_;
   std::size_t next_slot_ = 0;         // the slot the next chunk takes (oldest in flight)
   std::deque<Open> open_;
+  std::uint64_t busy_until_ = 0;  // the cycle up to which busy_cycles covers the engine's time
   std::uint64_t next_seq_ = 0;
   // Spaces this engine has written (after_writes_to() need not look otherwise), by isa::Space.
   std::array<bool, isa::kNumSpaces> wrote_{};

@@ -344,9 +344,14 @@ TEST_CASE("exec: consecutive descriptors on one engine keep their chunks in flig
                               "load dma0 dst=vmem:131072 src=hbm:4096 elem=512\n"
                               "halt\n";
   const std::uint64_t first = load_cycles(kDispatch, kChunk);
-  CHECK(cycles_of(program) == first + kSetup);
+  const Run r = exec(program);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.report["cycles"] == first + kSetup);
   // Were the second chunk to wait for the first's slot to free, it would start a latency later.
   CHECK(first + kSetup < 2 * (first - kDispatch));
+  // The engine was busy from the first's dispatch to the second's end, each cycle once (the
+  // two descriptors overlap for all but the first's setup).
+  CHECK(unit_stats(r.report, "chip.core0.dma0")["busy_cycles"] == first + kSetup - kDispatch);
 }
 
 TEST_CASE("exec: two cores streaming through one memory channel take twice as long",
