@@ -1,5 +1,7 @@
 #include "workloads/scalesim_csv.h"
 
+#include "sim/base/input_file.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -204,6 +206,11 @@ void CsvReader::gemm_row(int line, const std::vector<Cell>& cells) {
 Graph CsvReader::read(std::string_view text) {
   if (text.size() > kMaxCsvBytes)
     fail(0, 0, "file is larger than 16 MiB (" + std::to_string(text.size()) + " bytes)");
+  // As the YAML reader does: a name with bytes that are not UTF-8 cannot go into report.json.
+  if (const std::size_t bad = invalid_utf8_offset(text); bad != std::string_view::npos) {
+    const auto [line, column] = line_column_of(text, bad);
+    fail(line, column, "not UTF-8 text");
+  }
   g_.name = std::filesystem::path(file_).stem().string();
   g_.where = SourceLocation{file_, 0, 0};
   enum class Format { kUnknown, kConv, kConvHW, kGemm } format = Format::kUnknown;

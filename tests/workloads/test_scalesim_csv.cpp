@@ -107,6 +107,8 @@ TEST_CASE("scalesim: bad files name line and column", "[workloads][scalesim][err
   // A NUL or other control byte in a cell is shown escaped (it cut the message short).
   CHECK(error_of("Layer,M,N,K\ng,6" + std::string(1, '\0') + "4,2,3\n") ==
         "t.csv:2:2: M: expected an integer in [1, 2^31), got '6\\x004'");
+  // A layer name that is not UTF-8 was renamed on its way to the report; YAML refuses it.
+  CHECK(error_of("Layer,M,N,K\ng1,1,2,3\nla\xFFyer,1,2,3\n") == "t.csv:3:3: not UTF-8 text");
   REQUIRE_THROWS_WITH(load_scalesim_csv("/nonexistent.csv", DType::kBf16),
                       "/nonexistent.csv: cannot read: not a regular file (or does not exist)");
 }
