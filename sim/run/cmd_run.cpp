@@ -92,6 +92,7 @@ int run_run(const RunCommandArgs& args) {
   if (const char* crash = std::getenv("TPUSIM_TEST_CRASH"))
     for (const std::string& o : args.overrides)
       if (o == crash) std::abort();
+  if (!args.out.empty()) remove_earlier_reports(args.out);
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   spdlog::debug("chip {} from {}", chip.spec.name, resolve_chip_path(args.chip));
   const std::string workload_path = resolve_workload_path(args.workload);

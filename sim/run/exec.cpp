@@ -98,6 +98,7 @@ std::vector<std::uint8_t> read_binary(const std::string& path) {
 
 int run_exec(const ExecCommandArgs& args) {
   const auto wall_start = std::chrono::steady_clock::now();
+  if (!args.out.empty()) remove_earlier_reports(args.out);
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   if (!args.functional && !(args.loads.empty() && args.dumps.empty()))
     throw InputError("--load and --dump need --functional (timing mode carries no data)");

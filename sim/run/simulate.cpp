@@ -54,6 +54,16 @@ void check_functional_fits(const ChipSpec& spec) {
 
 }  // namespace
 
+void remove_earlier_reports(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // A directory of one of these names is left to fail the write, saying so.
+  for (const char* name : {"report.json", "ops.csv", "trace.json"}) {
+    const fs::path old = fs::path(dir) / name;
+    if (fs::is_regular_file(old, ec)) fs::remove(old, ec);
+  }
+}
+
 void prepare_output_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -62,12 +72,7 @@ void prepare_output_dir(const std::string& dir) {
   const fs::path probe = fs::path(dir) / ".tpusim-write-test";
   if (!std::ofstream(probe).good()) throw InputError(dir + ": output directory is not writable");
   fs::remove(probe, ec);
-  // An earlier run's reports must not pass for this one's if this one fails (report.json marks a
-  // complete run). A directory of one of these names is left to fail the write, saying so.
-  for (const char* name : {"report.json", "ops.csv", "trace.json"}) {
-    const fs::path old = fs::path(dir) / name;
-    if (fs::is_regular_file(old, ec)) fs::remove(old, ec);
-  }
+  remove_earlier_reports(dir);
 }
 
 int simulate(const SimulateRequest& request) {

@@ -38,6 +38,9 @@ struct SimulateRequest {
 // Returns the exit code (kExitSimError when the program deadlocks).
 int simulate(const SimulateRequest& request);
 
+// An earlier run's reports in `dir` must not pass for this run's if this one fails, whatever it
+// fails on (report.json marks a complete run): removed first thing.
+void remove_earlier_reports(const std::string& dir);
 // The output directory exists (or is created) and takes files, before the run spends any time.
 void prepare_output_dir(const std::string& dir);
 

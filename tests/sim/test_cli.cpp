@@ -313,6 +313,20 @@ TEST_CASE("cli: inputs found by fuzzing exit 2 with one line, and leave no repor
   CHECK(r.err_lines() == 1);
   CHECK_THAT(r.err, Catch::Contains("the simulated time passed 9000 s"));
   CHECK(std::filesystem::is_empty(out));
+  // Nor when this run fails before simulating: on its chip, its workload or its program.
+  const std::string tasm = TPUSIM_SOURCE_DIR "/isa/examples/teach-4x4.tasm";
+  for (const std::string& failing :
+       {gemm + "--set core.mxu.rows=0", std::string("run -q -c tpu-v4i -w missing.yaml"),
+        "exec -q -c teach-4x4 '" + dir.write("bad.tasm", "nop\n") + "'",
+        "exec -q -c teach-4x4 --set core.mxu.rows=0 '" + tasm + "'"}) {
+    INFO(failing);
+    const bool exec = failing.rfind("exec", 0) == 0;
+    REQUIRE(run_tpusim((exec ? "exec -q -c teach-4x4 '" + tasm + "'" : gemm) + " -o '" + out + "'")
+                .exit_code == 0);
+    REQUIRE(std::filesystem::exists(out + "/report.json"));
+    CHECK(run_tpusim(failing + " -o '" + out + "'").exit_code == 2);
+    CHECK(std::filesystem::is_empty(out));
+  }
   // A report that cannot be written takes back the files written before it.
   std::filesystem::create_directories(out + "/report.json");
   r = run_tpusim(gemm + "-o '" + out + "'");
