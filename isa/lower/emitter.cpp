@@ -189,11 +189,46 @@ void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split
   }
 }
 
+namespace {
+
+// The interconnect links a core's data can arrive over: its one link out of the crossbar's
+// switch, or on a mesh one from each grid neighbour of core 0, which sits in the grid's first
+// corner (nodes are placed row-major, cores first): east if there are two columns, south if
+// there are two rows.
+std::uint32_t core_links(const ChipSpec& chip) {
+  if (chip.noc.topology != NocTopology::kMesh) return 1;
+  const std::uint32_t nodes =
+      chip.cores + (chip.memory.model == MemoryModel::kHbm ? chip.memory.hbm.total_channels()
+                                                           : chip.memory.channels);
+  const std::uint32_t columns = std::max<std::uint32_t>(1, chip.noc.mesh_columns);
+  return (columns > 1) + (nodes > columns);
+}
+
+}  // namespace
+
 double hbm_bytes_per_cycle(const ChipSpec& chip) {
   if (chip.memory.model == MemoryModel::kIdeal) return std::numeric_limits<double>::infinity();
-  if (chip.memory.model == MemoryModel::kHbm)
-    return chip.memory.hbm.peak_bandwidth().value() / chip.clock.value();
-  return chip.memory.bandwidth.bytes_per_cycle(chip.clock);
+  const double clock = chip.clock.value();
+  const bool dram = chip.memory.model == MemoryModel::kHbm;
+  const double memory = dram ? chip.memory.hbm.peak_bandwidth().value() / clock
+                             : chip.memory.bandwidth.bytes_per_cycle(chip.clock);
+  // More bandwidth than the cores can take in is not there to plan with: the links each
+  // receives over, and (Little's law) the chunks its engines keep in flight over a read's
+  // unloaded round trip, cap it. A plan sized to the memory alone became slower as the memory
+  // got faster (a bandwidth sweep past the link width). An operator's work is spread over the
+  // cores, so their links and engines add up.
+  const double cores = std::max<std::uint32_t>(1, chip.cores);
+  const double links =
+      cores * double(chip.noc.link_width.value()) * std::max<std::uint32_t>(1, core_links(chip));
+  const DramTiming& t = chip.memory.hbm.timing;
+  const double read_s = dram ? (t.tRCD.seconds(chip.memory.hbm.clock).value() +
+                                t.tCL.seconds(chip.memory.hbm.clock).value())
+                             : chip.memory.latency.seconds(chip.clock).value();
+  const double round_trip = std::max(
+      1.0, read_s * clock + 2.0 * chip.noc.hop_latency.seconds(chip.clock).value() * clock);
+  const double in_flight = cores * chip.core.dma.engines * chip.core.dma.max_outstanding *
+                           double(chip.core.dma.chunk.value());
+  return std::min({memory, links, in_flight / round_trip});
 }
 
 void Handoff::post(Emitter& e) const { post(e, 0, from.size()); }

@@ -86,7 +86,9 @@ class Emitter {
 void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split_bytes,
                 std::uint32_t engines, std::uint32_t first_engine = 0);
 
-// Peak off-chip bytes per core cycle of the chip's memory model (infinite for ideal memory).
+// Off-chip bytes per core cycle one core can plan with: its memory model's peak, capped by the
+// interconnect links into the core and by its DMA engines' chunks in flight (infinite for ideal
+// memory).
 double hbm_bytes_per_cycle(const ChipSpec& chip);
 
 // A one-way notification from every unit in `from` to every unit in `to`, on one core: each

@@ -1,0 +1,79 @@
+// The off-chip bandwidth the lowering plans with (hbm_bytes_per_cycle): the memory's peak, unless
+// the cores cannot take that much in over their interconnect links or keep enough DMA chunks in
+// flight to cover a read's round trip (Little's law). Each expected figure is worked out here
+// from the chip's parameters.
+
+#include <limits>
+
+#include <catch2/catch.hpp>
+
+#include "isa/lower/emitter.h"
+#include "tests/isa/isa_test_support.h"
+
+using namespace tpusim;
+using tpusim::isa::lower_detail::hbm_bytes_per_cycle;
+
+namespace {
+
+// 1 GHz, so bytes per cycle are GB/s. Memory 512 B/cycle with a 100-cycle latency, one 1 KiB
+// link into the core, and 2 engines x 64 chunks x 512 B = 64 KiB in flight.
+ChipSpec chip() {
+  ChipSpec c = isa::test::chip_128();
+  c.clock = Hertz(1e9);
+  c.memory.model = MemoryModel::kSimple;
+  c.memory.bandwidth = Bandwidth::of_bytes_per_second(512e9);
+  c.memory.latency = Duration::of_cycles(100);
+  c.noc.topology = NocTopology::kCrossbar;
+  c.noc.link_width = Bytes(1024);
+  c.noc.hop_latency = Duration::of_cycles(1);
+  c.core.dma.engines = 2;
+  c.core.dma.max_outstanding = 64;
+  c.core.dma.chunk = Bytes(512);
+  return c;
+}
+
+// The round trip of a read: the memory's latency and a hop each way.
+constexpr double kRoundTrip = 100 + 2 * 1;
+constexpr double kInFlight = 2 * 64 * 512;
+
+}  // namespace
+
+TEST_CASE("plan bandwidth: the memory's peak while links and DMA can carry it",
+          "[isa][lower][bandwidth]") {
+  CHECK(hbm_bytes_per_cycle(chip()) == Approx(512));
+}
+
+TEST_CASE("plan bandwidth: a memory faster than the core's link gives the link's rate",
+          "[isa][lower][bandwidth]") {
+  ChipSpec c = chip();
+  c.memory.bandwidth = Bandwidth::of_bytes_per_second(100e12);
+  // Enough in flight to keep 2 KiB a cycle coming: 256 KiB over the 102-cycle round trip.
+  c.core.dma.max_outstanding = 256;
+  REQUIRE(4 * kInFlight / kRoundTrip > 2048);
+  CHECK(hbm_bytes_per_cycle(c) == Approx(1024));
+  // Two cores take their shares over two links.
+  c.cores = 2;
+  CHECK(hbm_bytes_per_cycle(c) == Approx(2048));
+  // On a mesh of one column, core 0 (at the top) receives over its one southward link; with two
+  // columns over two.
+  c.cores = 1;
+  c.noc.topology = NocTopology::kMesh;
+  c.memory.channels = 4;
+  c.noc.mesh_columns = 1;
+  CHECK(hbm_bytes_per_cycle(c) == Approx(1024));
+  c.noc.mesh_columns = 2;
+  CHECK(hbm_bytes_per_cycle(c) == Approx(2048));
+}
+
+TEST_CASE("plan bandwidth: too few chunks in flight cap it by Little's law",
+          "[isa][lower][bandwidth]") {
+  ChipSpec c = chip();
+  c.memory.bandwidth = Bandwidth::of_bytes_per_second(100e12);
+  c.noc.link_width = Bytes(1 << 20);
+  CHECK(hbm_bytes_per_cycle(c) == Approx(kInFlight / kRoundTrip));
+  c.core.dma.max_outstanding = 4;
+  CHECK(hbm_bytes_per_cycle(c) == Approx(kInFlight / 16 / kRoundTrip));
+  // Ideal memory has neither latency nor a limit.
+  c.memory.model = MemoryModel::kIdeal;
+  CHECK(hbm_bytes_per_cycle(c) == std::numeric_limits<double>::infinity());
+}
