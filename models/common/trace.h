@@ -41,6 +41,14 @@ class TraceRecorder {
     extend_span(op, start_ps, end_ps);
     if (enabled_ && end_ps > start_ps) events_.push_back({track, instruction, op, start_ps, end_ps});
   }
+  // An interval a unit spent waiting on an operator's behalf (the sequencer's dispatch stalls):
+  // traced, but not the operator's work, so its span (first start to last end of its
+  // instructions on the units that execute them) does not take it in.
+  void record_stall(std::uint32_t track, std::uint32_t instruction, std::uint32_t op,
+                    std::uint64_t start_ps, std::uint64_t end_ps) {
+    if (enabled_ && end_ps > start_ps)
+      events_.push_back({track, instruction, op, start_ps, end_ps});
+  }
   // For units whose activity comes in many small overlapping pieces (the memory's transactions):
   // extends the last interval of the track and operator when the new one touches it, so a
   // stream is one event, not thousands.

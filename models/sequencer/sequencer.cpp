@@ -55,7 +55,7 @@ void Sequencer::run() {
     // The sequencer's track shows where dispatch stood still: full queues, waits, barriers.
     const auto stalled = [&] {
       const sc_core::sc_time now = sc_core::sc_time_stamp();
-      ctx_.trace.record(track_, index, inst.op, ctx_.ps(before), ctx_.ps(now));
+      ctx_.trace.record_stall(track_, index, inst.op, ctx_.ps(before), ctx_.ps(now));
       return ctx_.cycles_covering(now - before);
     };
     if (Unit* unit = target(inst)) {

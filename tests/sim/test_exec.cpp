@@ -302,6 +302,25 @@ TEST_CASE("exec: independent DMA and MXU work overlap, a semaphore serialises it
   CHECK(cycles_of(chained) == dma + mxu_alone);
 }
 
+TEST_CASE("exec: an operator's span starts with its first instruction's work, not its dispatch",
+          "[exec][report]") {
+  // The matmul's instructions are dispatched right after the load's, then wait for its signal:
+  // the operator starts when the array does, as docs/report.md defines a span.
+  const std::uint64_t M = 64, N = 16;
+  const std::uint64_t dma = load_cycles(kDispatch, kLoadBytes);
+  const std::uint64_t mxu_alone = R + M + R + N - 2 + kWriteback;
+  const std::string program = ".op 0 load \"ld\"\n.op 1 matmul \"mm\"\n.core 0\n.op 0\n" + kLoad +
+                              "sem.signal dma0 s0\n.op 1\nsem.wait mxu0 s0\n" + tile(M) + "halt\n";
+  const Run r = exec(program);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json& ops = r.report["ops"];
+  CHECK(ops[0]["start_cycle"] == kDispatch);
+  CHECK(ops[0]["end_cycle"] == dma);
+  CHECK(ops[1]["start_cycle"] == dma);
+  CHECK(ops[1]["end_cycle"] == dma + mxu_alone);
+}
+
 TEST_CASE("exec: a reads signal fires once the matmul's rows have entered, before it drains",
           "[exec][sync]") {
   const std::uint64_t M = 64, N = 16;
