@@ -108,6 +108,7 @@ int run_run(const RunCommandArgs& args) {
   isa::LowerOptions options;
   options.overlap_operators = !args.no_overlap;
   if (args.functional) {
+    check_functional_data_fits(graph, chip.spec);
     data = prepare_functional_data(graph, args.inputs, args.seed);
     options.index_values = data.indices;
   }

@@ -101,6 +101,29 @@ TEST_CASE("cli: a chip file or --set value that is a lone ',' exits 2 at once", 
   CHECK(r.out.empty());
 }
 
+TEST_CASE("cli: --functional refuses up front inputs and weights it cannot hold", "[cli]") {
+  TempDir dir;
+  // 10^12 bf16 values: 2 TB, past tpu-v4i's 8 GiB of HBM. Generating them first ran out of memory.
+  const std::string big = dir.write(
+      "big.yaml",
+      "name: big\ndtype: bf16\ntensors:\n  - {name: a, shape: [1000000, 1000000], role: input}\n"
+      "  - {name: c, role: output}\nops:\n  - {name: c, op: relu, inputs: [a]}\n");
+  Result r = run_tpusim("run -q -c tpu-v4i --functional -w '" + big + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "error: graph 'big': its inputs and weights need 2000000000000 bytes of HBM; "
+        "tpu-v4i has 8589934592 (memory.capacity)\n");
+  // With 2 TiB of HBM they fit the chip, but not as the doubles functional mode keeps them in
+  // (8 B each beside their 2 B copy: 9,313 GiB), on any machine this runs on.
+  r = run_tpusim("run -q -c tpu-v4i --functional -w '" + big +
+                 "' --set 'memory.capacity=2 TiB' --set memory.hbm.rows=4194304");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("error: --functional holds the inputs and weights of graph "
+                                      "'big' (1000000000000 values, 9313 GiB with their copy in "
+                                      "memory), more than this machine's "));
+}
+
 TEST_CASE("cli: --functional refuses up front a chip whose memories exceed the machine's",
           "[cli]") {
   // 1024 cores of tpu-v4 took 86 MiB each in functional mode and were killed (out of memory)
