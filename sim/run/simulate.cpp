@@ -80,10 +80,19 @@ int simulate(const SimulateRequest& request) {
   const WatchOptions& watch = request.watch;
   if (request.functional) check_functional_fits(chip.spec);
   // Everything about the watch files is checked before the run spends any time.
-  if ((!watch.vcd.empty() || watch.show) && chip.spec.core.mxu.model != MxuModel::kCycle)
+  if ((!watch.vcd.empty() || watch.show) && chip.spec.core.mxu.model != MxuModel::kCycle) {
+    // The hint must work: the cycle-level MXU takes arrays of at most kMaxCycleMxuPes.
+    const MxuSpec& mxu = chip.spec.core.mxu;
+    const bool fits = std::uint64_t{mxu.rows} * mxu.cols <= kMaxCycleMxuPes;
     throw InputError(
-        "--vcd and --show watch the cycle-level MXU; this chip has core.mxu.model: fast (add "
-        "--set core.mxu.model=cycle)");
+        "--vcd and --show watch the cycle-level MXU; this chip has core.mxu.model: fast (" +
+        std::string(fits ? "add --set core.mxu.model=cycle"
+                         : "its " + std::to_string(mxu.rows) + "x" + std::to_string(mxu.cols) +
+                               " array is above the cycle model's " +
+                               std::to_string(kMaxCycleMxuPes) +
+                               " PEs: watch a smaller chip, e.g. -c teach-4x4") +
+        ")");
+  }
   if (!watch.show && (watch.show_format != "text" || !watch.show_out.empty()))
     throw InputError("--show-format and --show-out go with --show");
   if (watch.show_format != "text" && watch.show_format != "html")

@@ -233,6 +233,12 @@ TEST_CASE("show: misuse is an input error", "[show]") {
   CHECK(slurp(dir.path("err")) ==
         "error: --vcd and --show watch the cycle-level MXU; this chip has core.mxu.model: fast "
         "(add --set core.mxu.model=cycle)\n");
+  // A 128x128 array (16,384 PEs) is above the cycle model's limit: that hint would fail.
+  CHECK(run(dir, "exec isa/examples/teach-4x4.tasm -c tpu-v4i --show ") == 2);
+  CHECK(slurp(dir.path("err")) ==
+        "error: --vcd and --show watch the cycle-level MXU; this chip has core.mxu.model: fast "
+        "(its 128x128 array is above the cycle model's 4096 PEs: watch a smaller chip, e.g. -c "
+        "teach-4x4)\n");
   CHECK(run(dir, kTeach + "--show --show-format html") == 2);
   CHECK(slurp(dir.path("err")) ==
         "error: --show-format html needs --show-out FILE (the page is one file)\n");
