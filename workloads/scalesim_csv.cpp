@@ -1,7 +1,5 @@
 #include "workloads/scalesim_csv.h"
 
-#include "sim/base/input_file.h"
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -9,6 +7,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "sim/base/input_file.h"
 
 namespace tpusim::workloads {
 namespace {

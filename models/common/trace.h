@@ -39,7 +39,7 @@ class TraceRecorder {
   void record(std::uint32_t track, std::uint32_t instruction, std::uint32_t op,
               std::uint64_t start_ps, std::uint64_t end_ps) {
     extend_span(op, start_ps, end_ps);
-    if (enabled_ && end_ps > start_ps) events_.push_back({track, instruction, op, start_ps, end_ps});
+    record_stall(track, instruction, op, start_ps, end_ps);
   }
   // An interval a unit spent waiting on an operator's behalf (the sequencer's dispatch stalls):
   // traced, but not the operator's work, so its span (first start to last end of its

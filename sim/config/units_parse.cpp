@@ -1,7 +1,5 @@
 #include "sim/config/units_parse.h"
 
-#include "sim/base/errors.h"
-
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +9,8 @@
 #include <sstream>
 #include <utility>
 #include <vector>
+
+#include "sim/base/errors.h"
 
 namespace tpusim::config {
 namespace {
@@ -118,8 +118,8 @@ std::pair<double, const Unit*> split(std::string_view text, const Quantity& q) {
                         quoted_excerpt(s));
       return {value, &u};
     }
-  throw UnitError("unknown " + std::string(q.kind) + " unit \"" + unit + "\" in \"" + s +
-                  "\" (units: " + unit_list(q) + ")");
+  throw UnitError("unknown " + std::string(q.kind) + " unit " + quoted_excerpt(unit) + " in " +
+                  quoted_excerpt(s) + " (units: " + unit_list(q) + ")");
 }
 
 bool is_whole(double v) { return std::fabs(v - std::round(v)) < 1e-9 * std::max(1.0, std::fabs(v)); }
@@ -128,7 +128,7 @@ std::uint64_t whole_count(double v, std::string_view text, std::string_view what
   if (!is_whole(v))
     throw UnitError("expected a whole number of " + std::string(what) + ", got " +
                     quoted_excerpt(std::string(text)));
-  if (v >= 9.2e18) throw UnitError("value \"" + std::string(text) + "\" is too large");
+  if (v >= 9.2e18) throw UnitError("value " + quoted_excerpt(std::string(text)) + " is too large");
   return static_cast<std::uint64_t>(std::llround(v));
 }
 

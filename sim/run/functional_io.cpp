@@ -5,8 +5,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include <unistd.h>
-
 #include "sim/base/errors.h"
 #include "workloads/suggest.h"
 
@@ -79,30 +77,6 @@ void for_each_element(const TensorPlacement& t, F f) {
 }
 
 }  // namespace
-
-void check_functional_data_fits(const workloads::Graph& graph, const ChipSpec& chip) {
-  double elements = 0, bytes = 0;
-  for (const workloads::Tensor& t : graph.tensors) {
-    if (t.role != workloads::TensorRole::kInput && t.role != workloads::TensorRole::kWeight)
-      continue;
-    elements += double(t.elements());
-    bytes += double(t.elements()) * double(dtype_bytes(t.dtype));
-  }
-  if (bytes > double(chip.memory.capacity.value()))
-    throw InputError("graph '" + graph.name + "': its inputs and weights need " +
-                     std::to_string(static_cast<std::uint64_t>(bytes)) + " bytes of HBM; " +
-                     chip.name + " has " + std::to_string(chip.memory.capacity.value()) +
-                     " (memory.capacity)");
-  const double held = elements * sizeof(double) + bytes;
-  const double machine = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  if (machine > 0 && held > machine)
-    throw InputError("--functional holds the inputs and weights of graph '" + graph.name + "' (" +
-                     std::to_string(static_cast<std::uint64_t>(elements)) + " values, " +
-                     std::to_string(static_cast<std::uint64_t>(held / double(kGiB))) +
-                     " GiB with their copy in memory), more than this machine's " +
-                     std::to_string(static_cast<std::uint64_t>(machine / double(kGiB))) +
-                     " GiB; run without --functional (timing only)");
-}
 
 FunctionalData prepare_functional_data(const workloads::Graph& graph, const std::string& inputs_dir,
                                        std::uint64_t seed) {

@@ -21,11 +21,6 @@ struct FunctionalData {
   std::map<std::string, std::vector<std::int64_t>> indices;  // embedding indices, for the lowering
 };
 
-// Refuses up front a graph whose inputs and weights cannot be held: more bytes than the chip's
-// memory.capacity (the lowering would say so, but only after they were generated), or, as the
-// doubles functional mode keeps them in, more than this machine's memory.
-void check_functional_data_fits(const workloads::Graph& graph, const ChipSpec& chip);
-
 // Inputs and weights from `inputs_dir`/NAME.npy where present (empty dir: none), the rest from
 // the seed. Bad files are InputErrors naming the file.
 FunctionalData prepare_functional_data(const workloads::Graph& graph, const std::string& inputs_dir,

@@ -32,6 +32,9 @@ std::uint64_t peak_rss_bytes() {
   return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
+// This machine's physical memory in bytes (0 if unknown).
+double machine_bytes() { return double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)); }
+
 // Functional mode keeps the contents of every on-chip memory: refuse up front a chip whose
 // memories would not fit in this machine's, rather than fail (or be killed) partway through.
 void check_functional_fits(const ChipSpec& spec) {
@@ -39,7 +42,7 @@ void check_functional_fits(const ChipSpec& spec) {
   const std::uint64_t per_core = core.vmem.capacity.value() + core.accmem.capacity.value() +
                                  (core.cmem.present() ? core.cmem.capacity.value() : 0);
   const double needed = double(per_core) * spec.cores;
-  const double machine = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  const double machine = machine_bytes();
   const auto gib = [](double bytes) {
     char text[32];
     std::snprintf(text, sizeof text, "%.1f GiB", bytes / double(kGiB));
@@ -53,6 +56,30 @@ void check_functional_fits(const ChipSpec& spec) {
 }
 
 }  // namespace
+
+void check_functional_data_fits(const workloads::Graph& graph, const ChipSpec& chip) {
+  double elements = 0, bytes = 0;
+  for (const workloads::Tensor& t : graph.tensors) {
+    if (t.role != workloads::TensorRole::kInput && t.role != workloads::TensorRole::kWeight)
+      continue;
+    elements += double(t.elements());
+    bytes += double(t.elements()) * double(dtype_bytes(t.dtype));
+  }
+  if (bytes > double(chip.memory.capacity.value()))
+    throw InputError("graph '" + graph.name + "': its inputs and weights need " +
+                     std::to_string(static_cast<std::uint64_t>(bytes)) + " bytes of HBM; " +
+                     chip.name + " has " + std::to_string(chip.memory.capacity.value()) +
+                     " (memory.capacity)");
+  const double held = elements * sizeof(double) + bytes;
+  const double machine = machine_bytes();
+  if (machine > 0 && held > machine)
+    throw InputError("--functional holds the inputs and weights of graph '" + graph.name + "' (" +
+                     std::to_string(static_cast<std::uint64_t>(elements)) + " values, " +
+                     std::to_string(static_cast<std::uint64_t>(held / double(kGiB))) +
+                     " GiB with their copy in memory), more than this machine's " +
+                     std::to_string(static_cast<std::uint64_t>(machine / double(kGiB))) +
+                     " GiB; run without --functional (timing only)");
+}
 
 void remove_earlier_reports(const std::string& dir) {
   namespace fs = std::filesystem;

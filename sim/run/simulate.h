@@ -9,6 +9,7 @@
 #include "isa/program.h"
 #include "models/memory/memory.h"
 #include "sim/config/chip_config.h"
+#include "workloads/graph.h"
 
 namespace tpusim::sim {
 
@@ -37,6 +38,11 @@ struct SimulateRequest {
 
 // Returns the exit code (kExitSimError when the program deadlocks).
 int simulate(const SimulateRequest& request);
+
+// Refuses up front a graph whose inputs and weights cannot be held: more bytes than the chip's
+// memory.capacity (the lowering would say so, but only after they were generated), or, as the
+// doubles functional mode keeps them in, more than this machine's memory.
+void check_functional_data_fits(const workloads::Graph& graph, const ChipSpec& chip);
 
 // An earlier run's reports in `dir` must not pass for this run's if this one fails, whatever it
 // fails on (report.json marks a complete run): removed first thing.
