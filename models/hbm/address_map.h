@@ -55,6 +55,34 @@ class AddressMap {
       a.row = static_cast<std::uint32_t>(index >> row) & row_mask;
       return a;  // the column (a burst's place in its row) plays no part in the timing
     }
+    // map() of `n` bursts from burst-aligned `first_byte`, `burst_bytes` apart, into `out`. The
+    // channel hash's digit sum changes only when the digits above the channel do, which for
+    // consecutive bursts is once every channels x (bursts below the channel) of them.
+    void map_range(std::uint64_t first_byte, std::uint32_t n, std::uint64_t burst_bytes,
+                   DramAddress* out) const {
+      std::uint64_t last_above = ~std::uint64_t{0};
+      std::uint32_t above_sum = 0;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::uint64_t index =
+            ((first_byte + std::uint64_t{i} * burst_bytes) >> burst) & index_mask;
+        DramAddress& a = out[i];
+        a.channel = static_cast<std::uint32_t>(index >> channel) & channel_mask;
+        if (channel_bits > 0) {
+          const std::uint64_t above = index >> (channel + channel_bits);
+          if (above != last_above) {
+            last_above = above;
+            above_sum = 0;
+            for (std::uint64_t digits = above; digits != 0; digits >>= channel_bits)
+              above_sum += static_cast<std::uint32_t>(digits) & channel_mask;
+          }
+          a.channel = (a.channel + above_sum) & channel_mask;
+        }
+        a.bank_group = static_cast<std::uint32_t>(index >> group) & group_mask;
+        a.bank = static_cast<std::uint32_t>(index >> bank) & bank_mask;
+        a.row = static_cast<std::uint32_t>(index >> row) & row_mask;
+        a.column = 0;
+      }
+    }
   };
   // Every field a power of two (all presets): shifts() is valid.
   bool power_of_two() const { return pow2_; }

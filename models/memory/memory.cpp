@@ -116,15 +116,13 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
   // Pieces first (a write's data crosses the interconnect per channel before it arrives), then
   // each piece's bursts, so one piece's bursts have consecutive ids.
   mapped_.resize(n);
-  const auto map_all = [&](const auto& map) {
-    const auto local = map;  // see AddressMap::Shifts
-    DramAddress* const out = mapped_.data();
-    for (std::uint32_t i = 0; i < n; ++i) out[i] = local.map(first + std::uint64_t{i} * burst);
-  };
-  if (address_map_.power_of_two())
-    map_all(shifts_);
-  else
-    map_all(address_map_);
+  if (address_map_.power_of_two()) {
+    const AddressMap::Shifts local = shifts_;  // see AddressMap::Shifts
+    local.map_range(first, n, burst, mapped_.data());
+  } else {
+    for (std::uint32_t i = 0; i < n; ++i)
+      mapped_[i] = address_map_.map(first + std::uint64_t{i} * burst);
+  }
   for (const DramAddress& a : mapped_) {
     if (piece_of_channel_[a.channel] == kNoPiece) {
       piece_of_channel_[a.channel] = static_cast<std::uint32_t>(t.pieces.size());

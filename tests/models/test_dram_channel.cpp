@@ -3,6 +3,7 @@
 
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -247,6 +248,19 @@ TEST_CASE("address map: channel_hash spreads a power-of-two stride over every ch
     REQUIRE(f.row == a.row);
   }
   CHECK(coordinates.size() == bursts);
+  // map_range (a DMA chunk's bursts at once, the hash digit sum kept between them) agrees too,
+  // from starts that cross the digits above the channel mid-range.
+  for (const std::uint64_t start : {std::uint64_t{0}, std::uint64_t{3}, bursts / 2 - 5}) {
+    std::vector<DramAddress> range(bursts / 2);
+    fast.map_range(start * 32, static_cast<std::uint32_t>(range.size()), 32, range.data());
+    for (std::size_t i = 0; i < range.size(); ++i) {
+      const DramAddress a = hashed.map((start + i) * 32);
+      REQUIRE(range[i].channel == a.channel);
+      REQUIRE(range[i].bank_group == a.bank_group);
+      REQUIRE(range[i].bank == a.bank);
+      REQUIRE(range[i].row == a.row);
+    }
+  }
   // A channel count that is not a power of two takes the generic path, and stays one to one.
   s.channels = 3;
   s.pseudo_channels = 1;
