@@ -23,8 +23,9 @@ Core::Core(sc_core::sc_module_name name, const SimContext& ctx, std::uint32_t id
     dma_units.push_back(dma_.back().get());
   }
   for (std::uint32_t i = 0; i < spec.mxu.count; ++i) {
-    // One array is observed (--vcd, --show): core 0's first.
-    ArrayObserver* observer = id == 0 && i == 0 ? ctx.mxu_observer : nullptr;
+    // One array is observed (--vcd, --show).
+    ArrayObserver* observer =
+        id == ctx.observed_core && i == ctx.observed_mxu ? ctx.mxu_observer : nullptr;
     mxu_.push_back(std::make_unique<Mxu>(("mxu" + std::to_string(i)).c_str(), ctx, semaphores_,
                                          memories, observer));
     mxu_units.push_back(mxu_.back().get());

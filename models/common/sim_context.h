@@ -22,7 +22,8 @@ struct SimContext {
   TraceRecorder& trace;
   sc_core::sc_time core_period;  // one core clock cycle
   bool functional = false;       // real bytes move (--functional)
-  // Receives every cycle of core 0's first MXU when it is cycle-level (--vcd, --show).
+  // Receives every cycle of one MXU when it is cycle-level (--vcd, --show): observed_mxu of
+  // core observed_core.
   ArrayObserver* mxu_observer = nullptr;
   // Where a unit's thread leaves an error it cannot continue from (not implemented, bad input
   // found while running) before stopping the simulation: SystemC would turn an exception that
@@ -31,6 +32,7 @@ struct SimContext {
   std::exception_ptr* failure = nullptr;
   // How far back shared resources keep their reservations (late bookings with model hbm).
   BookingHorizon* horizon = nullptr;
+  std::uint32_t observed_core = 0, observed_mxu = 0;  // which MXU mxu_observer watches
   // In SystemC time units (sc_time::value()).
   std::uint64_t booking_horizon() const {
     const std::uint64_t present = sc_core::sc_time_stamp().value();

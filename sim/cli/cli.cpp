@@ -54,7 +54,7 @@ void add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
 
 void add_watch_options(CLI::App* cmd, WatchArgs* watch) {
   cmd->add_option("--vcd", watch->vcd,
-                  "Write a VCD waveform of the cycle-level MXU (core 0, mxu0): one scope per PE")
+                  "Write a VCD waveform of the watched cycle-level MXU: one scope per PE")
       ->type_name("FILE")
       ->check(kNonEmptyPath);
   cmd->add_flag("--show", watch->show,
@@ -65,6 +65,10 @@ void add_watch_options(CLI::App* cmd, WatchArgs* watch) {
                   "Write the --show view to this file (needed for html) instead of stdout")
       ->type_name("FILE")
       ->check(kNonEmptyPath);
+  cmd->add_option("--watch-mxu", watch->mxu,
+                  "The MXU --vcd and --show watch, named as in the report (default "
+                  "chip.core0.mxu0)")
+      ->type_name("UNIT");
 }
 
 }  // namespace

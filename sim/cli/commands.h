@@ -44,6 +44,7 @@ struct WatchArgs {
   bool show = false;                 // print the array cycle by cycle
   std::string show_format = "text";  // text | html
   std::string show_out;              // file for the --show view; empty: stdout
+  std::string mxu;  // the watched MXU as the report names it; empty: core 0's first
 };
 
 struct ExecCommandArgs {

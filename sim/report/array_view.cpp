@@ -113,7 +113,7 @@ void ObserverFanout::matmul(const isa::MxuMatmul& mm, const models::CycleMatmulR
   for (auto* o : observers_) o->matmul(mm, r);
 }
 
-std::string render_show_text(const ArrayRecording& rec) {
+std::string render_show_text(const ArrayRecording& rec, const std::string& unit) {
   const bool keeps = rec.dataflow() == Dataflow::kOutputStationary;
   std::size_t width = 3;
   for (const auto& f : rec.frames())
@@ -125,7 +125,7 @@ std::string render_show_text(const ArrayRecording& rec) {
 
   std::ostringstream o;
   o << "MXU " << rec.rows() << "x" << rec.cols() << " " << dataflow_name(rec.dataflow())
-    << ", cycle by cycle (core 0, mxu0)\n"
+    << ", cycle by cycle (" << unit << ")\n"
     << "  " << flow_sentence(rec.dataflow()) << "\n"
     << "legend: each cell is PE(r,c) during that cycle\n"
     << "  a*w=s  it multiplies input a by weight w; s is the sum it latches at the end of the cycle"

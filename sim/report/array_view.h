@@ -60,7 +60,8 @@ class ObserverFanout : public models::ArrayObserver {
   std::vector<models::ArrayObserver*> observers_;
 };
 
-std::string render_show_text(const ArrayRecording& rec);
+// `unit` names the watched array as the report does ("chip.core0.mxu0").
+std::string render_show_text(const ArrayRecording& rec, const std::string& unit);
 std::string render_show_html(const ArrayRecording& rec, const std::string& title);
 
 }  // namespace tpusim::sim

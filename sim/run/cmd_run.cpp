@@ -127,7 +127,8 @@ int run_run(const RunCommandArgs& args) {
   request.workload = graph.name;
   request.wall_start = wall_start;
   request.title = workload_path;
-  request.watch = WatchOptions{args.watch.vcd, args.watch.show, args.watch.show_format, args.watch.show_out};
+  request.watch = WatchOptions{args.watch.vcd, args.watch.show, args.watch.show_format,
+                               args.watch.show_out, args.watch.mxu};
   request.before = [&](models::BackingStore& store) { write_tensors(store, lowered, data); };
   request.after = [&](models::BackingStore& store) { dump_tensors(store, lowered, data, args.dump); };
   return simulate(request);

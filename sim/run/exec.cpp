@@ -113,7 +113,8 @@ int run_exec(const ExecCommandArgs& args) {
   request.functional = args.functional;
   request.out_dir = args.out;
   request.wall_start = wall_start;
-  request.watch = WatchOptions{args.watch.vcd, args.watch.show, args.watch.show_format, args.watch.show_out};
+  request.watch = WatchOptions{args.watch.vcd, args.watch.show, args.watch.show_format,
+                               args.watch.show_out, args.watch.mxu};
   request.title = args.program;
   request.before = [&](models::BackingStore& store) {
     for (const MemoryImage& image : loads) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include <spdlog/spdlog.h>
 #include <systemc>
@@ -53,6 +54,49 @@ void check_functional_fits(const ChipSpec& spec) {
         "--functional keeps every on-chip memory's contents: " + std::to_string(spec.cores) +
         " cores x " + config::format_size(Bytes(per_core)) + " = " + gib(needed) +
         ", more than this machine's " + gib(machine) + "; run without --functional (timing only)");
+}
+
+// The MXU --vcd and --show watch, given as the report names it: "chip.core1.mxu0" (the "chip."
+// may be left out). Empty: core 0's first.
+struct WatchedMxu {
+  std::uint32_t core = 0, mxu = 0;
+  std::string name() const {
+    return "chip.core" + std::to_string(core) + ".mxu" + std::to_string(mxu);
+  }
+};
+
+WatchedMxu watched_mxu(const std::string& given, const ChipSpec& spec) {
+  WatchedMxu w;
+  if (given.empty()) return w;
+  const std::string bare = given.rfind("chip.", 0) == 0 ? given.substr(5) : given;
+  unsigned core = 0, mxu = 0;
+  // Read back and compared whole, so "core01.mxu0", "core-1.mxu0" or a trailing word fail.
+  const bool parsed = std::sscanf(bare.c_str(), "core%u.mxu%u", &core, &mxu) == 2 &&
+                      "core" + std::to_string(core) + ".mxu" + std::to_string(mxu) == bare;
+  if (!parsed || core >= spec.cores || mxu >= spec.core.mxu.count)
+    throw InputError("--watch-mxu: " + quoted_excerpt(given) + " is not an MXU of " + spec.name +
+                     ": it has chip.core0.mxu0 to chip.core" + std::to_string(spec.cores - 1) +
+                     ".mxu" + std::to_string(spec.core.mxu.count - 1));
+  w.core = core;
+  w.mxu = mxu;
+  return w;
+}
+
+// A watched array that did nothing while another worked is a view of nothing: say which did.
+void warn_if_watched_idle(const Report& report, const WatchedMxu& watched) {
+  std::uint64_t watched_matmuls = 0;
+  std::string busy;
+  for (const UnitStats& u : report.units) {
+    if (u.kind != "mxu") continue;
+    const std::uint64_t matmuls = u.get("matmuls");
+    if (u.path == watched.name())
+      watched_matmuls = matmuls;
+    else if (matmuls > 0 && busy.empty())
+      busy = u.path;
+  }
+  if (watched_matmuls == 0 && !busy.empty())
+    std::cerr << "warning: " << watched.name() << " (watched by --vcd/--show) ran no matmul; "
+              << busy << " did: add --watch-mxu " << busy << "\n";
 }
 
 }  // namespace
@@ -120,6 +164,9 @@ int simulate(const SimulateRequest& request) {
                                " PEs: watch a smaller chip, e.g. -c teach-4x4") +
         ")");
   }
+  const bool watching = !watch.vcd.empty() || watch.show;
+  if (!watching && !watch.mxu.empty()) throw InputError("--watch-mxu goes with --vcd or --show");
+  const WatchedMxu watched = watched_mxu(watch.mxu, chip.spec);
   if (!watch.show && (watch.show_format != "text" || !watch.show_out.empty()))
     throw InputError("--show-format and --show-out go with --show");
   if (watch.show_format != "text" && watch.show_format != "html")
@@ -153,14 +200,11 @@ int simulate(const SimulateRequest& request) {
   if (watch.show) observers.add(&recording);
   std::exception_ptr failure;
   models::BookingHorizon horizon;
-  const models::SimContext ctx{chip.spec,
-                               request.program,
-                               trace,
-                               period,
-                               request.functional,
-                               observers.empty() ? nullptr : &observers,
-                               &failure,
-                               &horizon};
+  const models::SimContext ctx{
+      chip.spec,  request.program,    trace,
+      period,     request.functional, observers.empty() ? nullptr : &observers,
+      &failure,   &horizon,           watched.core,
+      watched.mxu};
   models::Chip model("chip", ctx);
   if (request.functional && request.before) request.before(model.memory().store());
   const auto sim_start = std::chrono::steady_clock::now();
@@ -179,8 +223,9 @@ int simulate(const SimulateRequest& request) {
   if (vcd_file.is_open() && !vcd_file.flush()) throw InputError(watch.vcd + ": cannot write file");
   if (watch.show) {
     const std::string view = watch.show_format == "html"
-                                 ? render_show_html(recording, "tpusim --show: " + request.title)
-                                 : render_show_text(recording);
+                                 ? render_show_html(recording, "tpusim --show: " + request.title +
+                                                                   " (" + watched.name() + ")")
+                                 : render_show_text(recording, watched.name());
     if (show_file.is_open()) {
       if (!(show_file << view).flush()) throw InputError(watch.show_out + ": cannot write file");
     } else {
@@ -197,6 +242,7 @@ int simulate(const SimulateRequest& request) {
                                 collect_stats(model.stats_sources(), request.program.ops.size()),
                                 trace.op_spans(), result.cycles);
   report.config = chip.resolved;
+  if (watching) warn_if_watched_idle(report, watched);
   if (!request.workload.empty()) report.workload = request.workload;
   report.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - request.wall_start).count();

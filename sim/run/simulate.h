@@ -19,6 +19,7 @@ struct WatchOptions {
   bool show = false;                 // the array cycle by cycle
   std::string show_format = "text";  // text | html
   std::string show_out;              // file for the view; empty: stdout
+  std::string mxu;                   // the watched MXU ("chip.core1.mxu0"); empty: core 0's first
 };
 
 struct SimulateRequest {

@@ -272,3 +272,42 @@ TEST_CASE("show: the teaching program stores relu(X W), computed here from its o
     }
   CHECK(any_nonzero);
 }
+
+TEST_CASE("show: --watch-mxu picks the array, and an idle watched array is named with the busy one",
+          "[show]") {
+  // The teaching program moved to mxu1 of a two-MXU core: the work is the same, on another array.
+  TempDir dir;
+  const std::string program = std::regex_replace(slurp(kSource + "/isa/examples/teach-4x4.tasm"),
+                                                 std::regex("\\bmxu0\\b"), "mxu1");
+  REQUIRE(program.find(" mxu1 ") != std::string::npos);
+  const std::string moved = "exec '" + dir.write("mxu1.tasm", program) +
+                            "' -c configs/chips/teach-4x4.yaml --set core.mxu.count=2 ";
+  TempDir original;
+  REQUIRE(run(original, kTeach + "--show") == 0);
+  const auto expected = events(slurp(original.path("out")));
+  REQUIRE(expected.count("load starts") == 1);
+
+  // Watching the default, idle mxu0: nothing to see, and the warning names the array that worked.
+  REQUIRE(run(dir, moved + "--show") == 0);
+  CHECK(events(slurp(dir.path("out"))).empty());
+  CHECK(slurp(dir.path("err")) ==
+        "warning: chip.core0.mxu0 (watched by --vcd/--show) ran no matmul; chip.core0.mxu1 did: "
+        "add --watch-mxu chip.core0.mxu1\n");
+  // Watching mxu1 shows the events of the original run, cycle for cycle, and warns of nothing.
+  REQUIRE(run(dir, moved + "--show --watch-mxu chip.core0.mxu1") == 0);
+  CHECK(events(slurp(dir.path("out"))) == expected);
+  CHECK(slurp(dir.path("out")).find("cycle by cycle (chip.core0.mxu1)\n") != std::string::npos);
+  CHECK(slurp(dir.path("err")).empty());
+  REQUIRE(run(dir, moved + "--vcd '" + dir.path("a.vcd") + "' --watch-mxu core0.mxu1") == 0);
+  CHECK(slurp(dir.path("a.vcd")).find("$scope module pe_3_3 $end") != std::string::npos);
+
+  // Misuse: an MXU the chip lacks, a malformed name, the option with nothing to watch.
+  CHECK(run(dir, moved + "--show --watch-mxu core0.mxu2") == 2);
+  CHECK(slurp(dir.path("err")) ==
+        "error: --watch-mxu: \"core0.mxu2\" is not an MXU of teach-4x4: it has chip.core0.mxu0 "
+        "to chip.core0.mxu1\n");
+  CHECK(run(dir, moved + "--show --watch-mxu core01.mxu1") == 2);
+  CHECK(slurp(dir.path("err")).rfind("error: --watch-mxu: \"core01.mxu1\" is not an MXU", 0) == 0);
+  CHECK(run(dir, moved + "--watch-mxu core0.mxu1") == 2);
+  CHECK(slurp(dir.path("err")) == "error: --watch-mxu goes with --vcd or --show\n");
+}
