@@ -137,6 +137,21 @@ void write_file(const std::filesystem::path& path,
   }
 }
 
+int replacing_output(const std::string& output, const std::vector<std::string>& inputs,
+                     const std::function<int()>& produce) {
+  std::error_code ec;
+  for (const std::string& input : inputs)
+    if (!output.empty() && !input.empty() && std::filesystem::equivalent(input, output, ec))
+      throw InputError(output + ": is an input of this command; write the result elsewhere");
+  try {
+    return produce();
+  } catch (...) {
+    if (!output.empty() && std::filesystem::is_regular_file(output, ec))
+      std::filesystem::remove(output, ec);
+    throw;
+  }
+}
+
 void write_file(const std::filesystem::path& path, const std::string& text) {
   write_file(path, [&](std::ostream& out) { out << text; });
 }

@@ -17,6 +17,12 @@ void write_file(const std::filesystem::path& path, const std::string& text);
 // The same for text too large to hold at once: `render` writes it to the stream.
 void write_file(const std::filesystem::path& path,
                 const std::function<void(std::ostream&)>& render);
+// Runs `produce`, which writes its result to `output` (if not empty). When it fails, a file an
+// earlier command left at `output` is removed before the error goes on, as compilers do: a
+// failed command leaves no result that could pass for its own. An `output` that is one of the
+// command's `inputs` is refused first: writing the result there would lose the input.
+int replacing_output(const std::string& output, const std::vector<std::string>& inputs,
+                     const std::function<int()>& produce);
 
 std::string terminal_summary(const Report& report);
 std::string report_json(const Report& report);

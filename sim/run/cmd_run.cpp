@@ -50,9 +50,7 @@ isa::Lowered compile_workload(const config::ChipConfig& chip, const workloads::G
   return lowered;
 }
 
-}  // namespace
-
-int run_compile(const CompileCommandArgs& args) {
+int compile_to(const CompileCommandArgs& args) {
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   const workloads::Graph graph = workloads::load_workload(resolve_workload_path(args.workload));
   isa::LowerOptions options;
@@ -65,12 +63,10 @@ int run_compile(const CompileCommandArgs& args) {
                 << chip.spec.name << " (use -o FILE to write them, --explain for the tiling)\n";
     return kExitOk;
   }
-  const std::string ext = std::filesystem::path(args.output).extension().string();
-  if (ext == ".tbin") {
+  if (std::filesystem::path(args.output).extension() == ".tbin") {
     isa::write_binary_file(lowered.program, args.output);
     return kExitOk;
   }
-  if (ext != ".tasm") throw InputError(args.output + ": expected a .tasm or .tbin file name");
   std::string text;
   text += "; " + graph.name + " lowered for " + chip.spec.name + " by tpusim compile\n";
   std::string plan = isa::explain(lowered, chip.spec);
@@ -83,6 +79,18 @@ int run_compile(const CompileCommandArgs& args) {
   text += "\n" + isa::disassemble(lowered.program);
   write_file(args.output, text);
   return kExitOk;
+}
+
+}  // namespace
+
+int run_compile(const CompileCommandArgs& args) {
+  // Checked first: an output that is neither is never removed (it may be a workload's YAML).
+  const std::string ext = std::filesystem::path(args.output).extension().string();
+  if (!args.output.empty() && ext != ".tasm" && ext != ".tbin")
+    throw InputError(args.output + ": expected a .tasm or .tbin file name");
+  return replacing_output(args.output,
+                          {resolve_workload_path(args.workload), resolve_chip_path(args.chip)},
+                          [&] { return compile_to(args); });
 }
 
 int run_run(const RunCommandArgs& args) {

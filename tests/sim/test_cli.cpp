@@ -261,6 +261,41 @@ TEST_CASE("cli: bad programs exit 2 with one line and leave no output file", "[c
   CHECK_FALSE(std::filesystem::exists(out));
 }
 
+TEST_CASE("cli: a failed asm, disasm or compile removes what an earlier one left at -o",
+          "[cli][isa]") {
+  TempDir dir;
+  const std::string bad =
+      dir.write("bad.tasm", ".core 0\nmxu.lw mxu0 src=vmem:0 k=4 n=4 dtype=int7\n");
+  const std::string junk = dir.write("junk.tbin", "TBIN\x01garbage");
+  const std::string graph = dir.write("g.yaml", "name: g\ntensors: [\n");  // cut short
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"asm '" + bad + "' -o ", "old.tbin"},
+      {"disasm '" + junk + "' -o ", "old.tasm"},
+      {"compile -c teach-4x4 -w '" + graph + "' -o ", "old.tasm"},
+      {"compile -c teach-4x4 -w '" + graph + "' -o ", "old.tbin"},
+  };
+  for (const auto& [args, name] : cases) {
+    INFO(args + name);
+    const std::string stale = dir.write(name, "an earlier command's output");
+    const Result r = run_tpusim(args + "'" + stale + "'");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK_FALSE(std::filesystem::exists(stale));
+  }
+  // An output that is one of the inputs is refused before anything, and the input stays.
+  const Result w = run_tpusim("compile -c teach-4x4 -w '" + graph + "' -o '" + graph + "'");
+  CHECK(w.exit_code == 2);
+  CHECK(w.err == "error: " + graph + ": expected a .tasm or .tbin file name\n");
+  CHECK(std::filesystem::exists(graph));
+  const std::string program =
+      dir.write("p.tasm", slurp(TPUSIM_SOURCE_DIR "/isa/examples/teach-4x4.tasm"));
+  const Result a = run_tpusim("asm '" + program + "' -c '" + program + "' -o '" + program + "'");
+  CHECK(a.exit_code == 2);
+  CHECK(a.err ==
+        "error: " + program + ": is an input of this command; write the result elsewhere\n");
+  CHECK(std::filesystem::exists(program));
+}
+
 TEST_CASE("cli: unusable program and output paths exit 2 with one line, before simulating",
           "[cli][exec]") {
   TempDir dir;
@@ -381,7 +416,8 @@ TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[c
       {teach + "--vcd ''", "--vcd: expected a path, got ''"},
       {"sweep configs/sweeps/resnet50-array.yaml --list --timeout nan",
        "--timeout: expected a number of seconds above 0 and at most 1e7, got 'nan'"},
-      {"asm '" + tasm + "' -o '" + tasm + "'", "is the input file; write the result elsewhere"},
+      {"asm '" + tasm + "' -o '" + tasm + "'",
+       "is an input of this command; write the result elsewhere"},
       {teach + "--functional --inputs '" + npy_dir + "'", "a.npy: not a file"},
       {"sweep configs/sweeps/resnet50-array.yaml --list -j 0",
        "--jobs: Value 0 not in range 1 to 4096"},
