@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
@@ -151,11 +152,28 @@ class OneDocument : public YAML::EventHandler {
 constexpr std::size_t kMaxNodes = 100'000;
 constexpr std::uintmax_t kMaxFileBytes = 1024 * 1024;
 
-ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t& budget) {
+// `inside` holds the collections enclosing `node`: an alias to one of them (`&a [*a]`) makes the
+// document infinite, which yaml-cpp builds as a cycle.
+ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t& budget,
+                   std::vector<YAML::Node>& inside) {
   SourceLocation where = location_of(node.Mark(), file);
   if (budget-- == 0)
     throw ConfigError(
         where, "", "more than 100000 values (counting what aliases expand to); not a chip config");
+  if (node.IsSequence() || node.IsMap()) {
+    for (const YAML::Node& outer : inside)
+      if (outer.is(node))
+        throw ConfigError(where, "",
+                          "an alias refers to a node that contains it (an endless value)");
+    inside.push_back(node);
+  }
+  struct Leave {
+    std::vector<YAML::Node>& inside;
+    bool collection;
+    ~Leave() {
+      if (collection) inside.pop_back();
+    }
+  } leave{inside, node.IsSequence() || node.IsMap()};
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -165,7 +183,7 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t&
       return ConfigNode::scalar(node.Scalar(), where, node.Tag() == "!");
     case YAML::NodeType::Sequence: {
       ConfigNode out = ConfigNode::seq(where);
-      for (const auto& item : node) out.items().push_back(convert(item, file, budget));
+      for (const auto& item : node) out.items().push_back(convert(item, file, budget, inside));
       return out;
     }
     case YAML::NodeType::Map: {
@@ -180,7 +198,7 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t&
           throw ConfigError(key_where, key, "YAML merge keys are not supported; use extends");
         if (!seen.insert(key).second)
           throw ConfigError(key_where, key, "duplicate key (each key may appear once)");
-        ConfigNode value = convert(kv.second, file, budget);
+        ConfigNode value = convert(kv.second, file, budget, inside);
         value.set_key_where(key_where);
         out.append(key, std::move(value));
       }
@@ -357,7 +375,8 @@ ConfigNode parse_yaml(const std::string& text, const std::string& file) {
     throw ConfigError(location_of(e.mark, file), "", "invalid YAML: " + e.msg);
   }
   std::size_t budget = kMaxNodes;
-  return convert(doc, file, budget);
+  std::vector<YAML::Node> inside;
+  return convert(doc, file, budget, inside);
 }
 
 ConfigNode load_config_file(const std::string& path) {

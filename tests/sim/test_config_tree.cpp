@@ -59,6 +59,17 @@ TEST_CASE("config tree: duplicate keys and bad YAML are errors with positions",
                  Catch::EndsWith("more than 100000 values (counting what aliases expand to); not a chip config"));
   CHECK(error_of([&] { parse_yaml(std::string("a: 1\0b", 6), "n.yaml"); }) ==
         "n.yaml:1:1: not a YAML text file (contains NUL bytes)");
+  // An alias inside the node it names is an endless value, which yaml-cpp builds as a cycle:
+  // it used to be walked until the stack overflowed. The error names the node aliased.
+  const std::string endless = "an alias refers to a node that contains it (an endless value)";
+  CHECK(error_of([] { parse_yaml("&a [*a]\n", "s.yaml"); }) == "s.yaml:1:1: " + endless);
+  CHECK(error_of([] { parse_yaml("a: &a {b: *a}\n", "m.yaml"); }) == "m.yaml:1:4: " + endless);
+  CHECK(error_of([] { parse_yaml("a: &a {b: [1, {c: *a}]}\n", "d.yaml"); }) ==
+        "d.yaml:1:4: " + endless);
+  // The same node aliased twice side by side is no cycle.
+  const ConfigNode twice = parse_yaml("x: &a {b: 1}\ny: [*a, *a]\n", "t.yaml");
+  REQUIRE(find_path(twice, "y") != nullptr);
+  CHECK(find_path(twice, "y")->items().size() == 2);
 }
 
 TEST_CASE("config tree: a stray ',' is an error, not an endless stream of empty documents",
