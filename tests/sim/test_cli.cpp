@@ -537,3 +537,17 @@ TEST_CASE("cli: the summary says when its energy is dynamic only", "[cli][energy
   CHECK(v1.out.find(" TOPS/W\n") != std::string::npos);
   CHECK(v1.out.find(label) == std::string::npos);
 }
+
+TEST_CASE("cli: the README's quick-start summary is what tpusim run prints", "[cli][docs]") {
+  const std::string readme = slurp(TPUSIM_SOURCE_DIR "/README.md");
+  const std::string open = "```text\ntpusim: ";
+  const std::size_t start = readme.find(open);
+  REQUIRE(start != std::string::npos);
+  const std::size_t end = readme.find("```\n", start + open.size());
+  REQUIRE(end != std::string::npos);
+  const std::string quoted = readme.substr(start + 8, end - start - 8);
+  const Result r = run_tpusim("run");
+  REQUIRE(r.exit_code == 0);
+  // The README quotes the first lines: the summary and the top operators.
+  CHECK(r.out.substr(0, quoted.size()) == quoted);
+}
