@@ -142,6 +142,12 @@ Plan reconcile(const std::string& out, const std::string& results_path, const Ro
 }
 
 int run_merge(const SweepCommandArgs& args) {
+  // CLI11 gives --merge the next word even when it is an option: `--merge --out DIR` leaves
+  // --out among the directories and no --out.
+  for (const std::string& dir : args.merge)
+    if (dir.rfind("-", 0) == 0)
+      throw InputError("tpusim sweep --merge: expected sweep output directories before " +
+                       quoted_excerpt(dir) + " (--merge DIR... --out DIR)");
   if (!args.file.empty() || args.force || !args.shard.empty() || args.jobs != 0 ||
       args.timeout_seconds != 0 || args.list)
     throw InputError(

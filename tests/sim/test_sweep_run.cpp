@@ -212,6 +212,13 @@ TEST_CASE("sweep run: two shards merged equal the unsharded sweep", "[sweep]") {
     b[layout.report].clear();
     CHECK(a == b);
   }
+  // No directory before --out: CLI11 hands --out to --merge, which must say so, not that --out
+  // is missing.
+  const Result none = run_tpusim("sweep --merge --out " + m);
+  CHECK(none.exit_code == 2);
+  CHECK(none.err ==
+        "error: tpusim sweep --merge: expected sweep output directories before \"--out\" "
+        "(--merge DIR... --out DIR)\n");
 }
 
 TEST_CASE("sweep run: a crashing point is recorded as failed, the sweep completes", "[sweep]") {

@@ -175,4 +175,10 @@ TEST_CASE("samples: load_workload refuses unknown extensions", "[workloads][samp
   REQUIRE_THROWS_WITH(load_workload("model.onnx"),
                       "model.onnx: unknown workload format '.onnx': expected a YAML graph (.yaml, "
                       ".yml) or a SCALE-Sim topology (.csv)");
+  // A directory, or a file with no extension, used to be "unknown workload format ''".
+  const std::string dir = TPUSIM_SOURCE_DIR "/workloads/tpuv3";
+  REQUIRE_THROWS_WITH(load_workload(dir), dir + ": is a directory, not a workload file");
+  REQUIRE_THROWS_WITH(load_workload("/dev/null"),
+                      "/dev/null: no file extension: expected a YAML graph (.yaml, .yml) or a "
+                      "SCALE-Sim topology (.csv)");
 }
