@@ -207,7 +207,11 @@ std::uint32_t core_links(const ChipSpec& chip) {
 }  // namespace
 
 double hbm_bytes_per_cycle(const ChipSpec& chip) {
-  if (chip.memory.model == MemoryModel::kIdeal) return std::numeric_limits<double>::infinity();
+  const double cores = std::max<std::uint32_t>(1, chip.cores);
+  // Each engine issues one chunk a cycle: with memory that answers at once (ideal), that is the
+  // only limit left, and plans sized to an infinite rate ran slower than with real memory.
+  const double issue = cores * chip.core.dma.engines * double(chip.core.dma.chunk.value());
+  if (chip.memory.model == MemoryModel::kIdeal) return issue;
   const double clock = chip.clock.value();
   const bool dram = chip.memory.model == MemoryModel::kHbm;
   const double memory = dram ? chip.memory.hbm.peak_bandwidth().value() / clock
@@ -217,7 +221,6 @@ double hbm_bytes_per_cycle(const ChipSpec& chip) {
   // unloaded round trip, cap it. A plan sized to the memory alone became slower as the memory
   // got faster (a bandwidth sweep past the link width). An operator's work is spread over the
   // cores, so their links and engines add up.
-  const double cores = std::max<std::uint32_t>(1, chip.cores);
   const double links =
       cores * double(chip.noc.link_width.value()) * std::max<std::uint32_t>(1, core_links(chip));
   const DramTiming& t = chip.memory.hbm.timing;
