@@ -39,25 +39,16 @@ class AddressMap {
     std::uint32_t channel_mask, group_mask, bank_mask, row_mask;
     std::uint32_t channel_bits;  // log2(channels); 0 when the channel is not hashed
     std::uint64_t index_mask;    // the burst index within the capacity
+    // The column (a burst's place in its row) plays no part in the timing: left 0.
     DramAddress map(std::uint64_t byte_address) const {
-      const std::uint64_t index = (byte_address >> burst) & index_mask;
       DramAddress a;
-      a.channel = static_cast<std::uint32_t>(index >> channel) & channel_mask;
-      if (channel_bits > 0) {
-        // The digits above the channel field, channel_bits wide, summed into it.
-        for (std::uint64_t above = index >> (channel + channel_bits); above != 0;
-             above >>= channel_bits)
-          a.channel += static_cast<std::uint32_t>(above) & channel_mask;
-        a.channel &= channel_mask;
-      }
-      a.bank_group = static_cast<std::uint32_t>(index >> group) & group_mask;
-      a.bank = static_cast<std::uint32_t>(index >> bank) & bank_mask;
-      a.row = static_cast<std::uint32_t>(index >> row) & row_mask;
-      return a;  // the column (a burst's place in its row) plays no part in the timing
+      map_range(byte_address, 1, 0, &a);
+      return a;
     }
-    // map() of `n` bursts from burst-aligned `first_byte`, `burst_bytes` apart, into `out`. The
-    // channel hash's digit sum changes only when the digits above the channel do, which for
-    // consecutive bursts is once every channels x (bursts below the channel) of them.
+    // map() of `n` bursts from burst-aligned `first_byte`, `burst_bytes` apart, into `out`. With
+    // channel_hash the digits above the channel field, channel_bits wide, are summed into it;
+    // that sum changes only when those digits do, which for consecutive bursts is once every
+    // channels x (bursts below the channel) of them.
     void map_range(std::uint64_t first_byte, std::uint32_t n, std::uint64_t burst_bytes,
                    DramAddress* out) const {
       std::uint64_t last_above = ~std::uint64_t{0};

@@ -545,7 +545,8 @@ TEST_CASE("cli: the README's quick-start summary is what tpusim run prints", "[c
   REQUIRE(start != std::string::npos);
   const std::size_t end = readme.find("```\n", start + open.size());
   REQUIRE(end != std::string::npos);
-  const std::string quoted = readme.substr(start + 8, end - start - 8);
+  const std::size_t body = start + std::string("```text\n").size();
+  const std::string quoted = readme.substr(body, end - body);
   const Result r = run_tpusim("run");
   REQUIRE(r.exit_code == 0);
   // The README quotes the first lines: the summary and the top operators.
