@@ -44,7 +44,14 @@ const std::vector<std::string> kGemmHeader = {"layer", "m", "n", "k"};
 
 struct Cell {
   std::string text;
-  int column = 0;  // 1-based cell index, reported as the column
+  int column = 0;  // 1-based character column of its first non-blank character
+};
+
+// A row's cells and the column just past its last non-blank character, where a missing cell
+// is reported.
+struct Row {
+  std::vector<Cell> cells;
+  int end_column = 1;
 };
 
 std::string trim(std::string_view s) {
@@ -56,20 +63,27 @@ std::string trim(std::string_view s) {
 
 // Cells of one line, trimmed. Trailing empty cells (the customary trailing comma) are dropped,
 // and so is everything from a cell starting with '#' (SCALE-Sim files mark depthwise rows "#dw").
-std::vector<Cell> split(std::string_view line) {
-  std::vector<Cell> cells;
+Row split(std::string_view line) {
+  Row row;
   std::size_t start = 0;
-  for (int col = 1;; ++col) {
+  for (;;) {
     const std::size_t comma = line.find(',', start);
-    const std::string text = trim(line.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    const std::string_view raw = line.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::size_t lead = 0;
+    while (lead < raw.size() && std::isspace(static_cast<unsigned char>(raw[lead]))) ++lead;
+    const std::string text = trim(raw);
     if (!text.empty() && text[0] == '#') break;
-    cells.push_back(Cell{text, col});
+    row.cells.push_back(Cell{text, static_cast<int>(start + lead) + 1});
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  while (!cells.empty() && cells.back().text.empty()) cells.pop_back();
-  return cells;
+  while (!row.cells.empty() && row.cells.back().text.empty()) row.cells.pop_back();
+  if (!row.cells.empty()) {
+    const Cell& last = row.cells.back();
+    row.end_column = last.column + static_cast<int>(last.text.size());
+  }
+  return row;
 }
 
 std::string lower_words(const std::string& s) {
@@ -102,8 +116,8 @@ class CsvReader {
   }
   std::int64_t number(int line, const Cell& c, const std::string& what) const;
   TensorId add(std::string name, Shape shape, DType dtype, TensorRole role, int line);
-  void conv_row(int line, const std::vector<Cell>& cells, bool split_stride);
-  void gemm_row(int line, const std::vector<Cell>& cells);
+  void conv_row(int line, const Row& row, bool split_stride);
+  void gemm_row(int line, const Row& row);
   std::string layer_name(int line, const Cell& c);
 
   std::string file_;
@@ -135,10 +149,11 @@ std::string CsvReader::layer_name(int line, const Cell& c) {
   return c.text;
 }
 
-void CsvReader::conv_row(int line, const std::vector<Cell>& cells, bool split_stride) {
+void CsvReader::conv_row(int line, const Row& row, bool split_stride) {
+  const std::vector<Cell>& cells = row.cells;
   const std::size_t want = split_stride ? 9 : 8;
   if (cells.size() < want)
-    fail(line, static_cast<int>(cells.size()) + 1,
+    fail(line, row.end_column,
          "expected " + std::to_string(want) + " columns (" +
              (split_stride ? "name, H, W, FH, FW, C, filters, stride H, stride W"
                            : "name, H, W, FH, FW, C, filters, stride") +
@@ -182,9 +197,10 @@ void CsvReader::conv_row(int line, const std::vector<Cell>& cells, bool split_st
   g_.ops.push_back(std::move(op));
 }
 
-void CsvReader::gemm_row(int line, const std::vector<Cell>& cells) {
+void CsvReader::gemm_row(int line, const Row& row) {
+  const std::vector<Cell>& cells = row.cells;
   if (cells.size() < 4)
-    fail(line, static_cast<int>(cells.size()) + 1,
+    fail(line, row.end_column,
          "expected 4 columns (name, M, N, K), got " + std::to_string(cells.size()));
   if (cells.size() > 4)
     fail(line, cells[4].column,
@@ -224,7 +240,8 @@ Graph CsvReader::read(std::string_view text) {
     ++line_no;
     const std::string trimmed = trim(line);
     if (trimmed.empty() || trimmed[0] == '#') continue;
-    const std::vector<Cell> cells = split(line);
+    const Row row = split(line);
+    const std::vector<Cell>& cells = row.cells;
     if (cells.empty()) continue;  // a row of empty cells, as some SCALE-Sim files have
     if (format == Format::kUnknown) {
       if (matches(cells, kConvHeader))
@@ -241,9 +258,9 @@ Graph CsvReader::read(std::string_view text) {
     }
     if (g_.ops.size() >= 100000) fail(line_no, 1, "more than 100000 layers");
     if (format == Format::kGemm)
-      gemm_row(line_no, cells);
+      gemm_row(line_no, row);
     else
-      conv_row(line_no, cells, format == Format::kConvHW);
+      conv_row(line_no, row, format == Format::kConvHW);
   }
   if (format == Format::kUnknown) fail(0, 0, "empty file: no SCALE-Sim header");
   if (g_.ops.empty()) fail(line_no, 1, "no layers after the header");

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -370,6 +371,19 @@ std::string check_sweep(SweepFile& sweep, const SweepEnvironment& env) {
       fail(w.where, "workloads",
            "workload '" + w.name + "' not found (no file " + w.path +
                "; a bare name is a sample in workloads/, a path is relative to this file)");
+  }
+  // The same file with the same parameters would run every point twice, and a resumed sweep
+  // could not tell the two rows apart.
+  std::map<std::pair<std::string, std::vector<std::string>>, const Workload*> seen;
+  for (const Workload& w : sweep.expanded) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(w.path, ec);
+    const auto [it, fresh] =
+        seen.emplace(std::make_pair(ec ? w.path : canonical.string(), w.params), &w);
+    if (!fresh)
+      fail(w.where, "workloads",
+           "workload '" + w.name + "' is listed twice (also '" + it->second->name + "' at " +
+               it->second->where.str() + ")");
   }
   return chip_path;
 }

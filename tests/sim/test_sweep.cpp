@@ -296,6 +296,25 @@ TEST_CASE("sweep: keys are checked against the chip, with the nearest key named"
                  Catch::Contains("hbm9.yaml' is not a file (memory.hbm is a section"));
 }
 
+TEST_CASE("sweep: a workload listed twice is an error, by name or by path", "[sweep]") {
+  FakeChip chip;
+  const std::string file = chip.dir.path("s.yaml") + ":";
+  const std::string twice = "chip: chip\nworkloads: [w, g-b1, w]\n";
+  CHECK(chip.check_error(twice) ==
+        file + "2:22: workloads: workload 'w' is listed twice (also 'w' at " + file + "2:13)");
+  // A sample's name and its path are the same file.
+  const std::string by_path = "chip: chip\nworkloads: [w, ./w.yaml]\n";
+  CHECK_THAT(chip.check_error(by_path),
+             Catch::Contains("workload './w.yaml' is listed twice (also 'w' at "));
+  // Parameters that expand to the same file twice.
+  const std::string expanded =
+      "chip: chip\nworkloads:\n  - workload: g-b{b}\n    b: [1, 8]\n"
+      "  - workload: g-b{b}\n    b: 8\n";
+  CHECK_THAT(chip.check_error(expanded), Catch::Contains("workload 'g-b8' is listed twice"));
+  // Distinct files, or one file under distinct parameters, are fine.
+  CHECK(chip.checked("chip: chip\nworkloads: [w, g-b1, g-b8]\n").expanded.size() == 3);
+}
+
 TEST_CASE("sweep: a section given a file swaps it, swaps apply before plain values", "[sweep]") {
   FakeChip chip;
   const sw::SweepFile s = chip.checked(R"(chip: chip

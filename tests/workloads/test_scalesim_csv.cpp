@@ -85,16 +85,18 @@ TEST_CASE("scalesim: the copied SCALE-Sim topologies", "[workloads][scalesim]") 
   REQUIRE(load_scalesim_csv(dir + "gpt2.csv", DType::kBf16).ops.size() == 6);
 }
 
-TEST_CASE("scalesim: bad files name line and column", "[workloads][scalesim][errors]") {
+TEST_CASE("scalesim: bad files name line and character column", "[workloads][scalesim][errors]") {
   const std::string h = kConvHeader;
+  // Columns count characters from 1, as an editor does: the cell's first non-blank one, or just
+  // past the row's last for a missing cell.
   CHECK(error_of(h + "c1, 8, 8, 3, 3, 4, x, 1,\n") ==
-        "t.csv:2:7: Num Filter: expected an integer in [1, 2^31), got 'x'");
+        "t.csv:2:20: Num Filter: expected an integer in [1, 2^31), got 'x'");
   CHECK(error_of(h + "c1, 8, 8, 3, 3, 4, 2\n") ==
-        "t.csv:2:8: expected 8 columns (name, H, W, FH, FW, C, filters, stride), got 7");
+        "t.csv:2:21: expected 8 columns (name, H, W, FH, FW, C, filters, stride), got 7");
   CHECK(error_of(h + "c1, 8, 8, 3, 3, 4, 2, 1, 5\n") ==
-        "t.csv:2:9: unexpected value '5' after the last column");
+        "t.csv:2:26: unexpected value '5' after the last column");
   CHECK(error_of(h + "c1, 8, 8, 9, 3, 4, 2, 1\n") ==
-        "t.csv:2:4: Filter Height 9 is larger than IFMAP Height 8");
+        "t.csv:2:11: Filter Height 9 is larger than IFMAP Height 8");
   CHECK(error_of(h + "c1, 8, 8, 3, 3, 4, 2, 1\nc1, 8, 8, 3, 3, 4, 2, 1\n") ==
         "t.csv:3:1: duplicate layer name 'c1'");
   CHECK(error_of(h + ", 8, 8, 3, 3, 4, 2, 1\n") == "t.csv:2:1: layer name is empty");
@@ -103,10 +105,10 @@ TEST_CASE("scalesim: bad files name line and column", "[workloads][scalesim][err
   CHECK(error_of("Layer,M,N,K\n") == "t.csv:1:1: no layers after the header");
   CHECK(error_of("") == "t.csv: empty file: no SCALE-Sim header");
   CHECK(error_of("Layer,M,N,K\ng,1,2,99999999999\n") ==
-        "t.csv:2:4: K: expected an integer in [1, 2^31), got '99999999999'");
+        "t.csv:2:7: K: expected an integer in [1, 2^31), got '99999999999'");
   // A NUL or other control byte in a cell is shown escaped (it cut the message short).
   CHECK(error_of("Layer,M,N,K\ng,6" + std::string(1, '\0') + "4,2,3\n") ==
-        "t.csv:2:2: M: expected an integer in [1, 2^31), got '6\\x004'");
+        "t.csv:2:3: M: expected an integer in [1, 2^31), got '6\\x004'");
   // A layer name that is not UTF-8 was renamed on its way to the report; YAML refuses it.
   CHECK(error_of("Layer,M,N,K\ng1,1,2,3\nla\xFFyer,1,2,3\n") == "t.csv:3:3: not UTF-8 text");
   REQUIRE_THROWS_WITH(load_scalesim_csv("/nonexistent.csv", DType::kBf16),
