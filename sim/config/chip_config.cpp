@@ -85,7 +85,7 @@ MxuSpec read_mxu(ConfigReader r) {
     p->finish();
   } else if (ConfigNode* out = r.resolved_section("precisions")) {
     for (const auto& [dtype, rate] : s.precisions)
-      out->set(std::string(dtype_name(dtype)), ConfigNode::scalar(std::to_string(rate), {}));
+      out->set(std::string(dtype_name(dtype)), ConfigNode::scalar(format_number(rate), {}));
   }
   if (auto p = r.opt_section("rounding")) {
     s.rounding.clear();
@@ -131,7 +131,8 @@ VpuSpec read_vpu(ConfigReader r) {
     t.latency = op->opt<Duration>("latency", t.latency);
     t.throughput = op->opt_number("throughput", t.throughput, 0, 64);
     op->require(t.throughput >= kLeastRate, "throughput",
-                "expected a throughput of at least 1/1024 (elements per lane per cycle)");
+                "expected a throughput of at least 1/1024 (results per ALU slot, one of lanes x "
+                "sublanes, per cycle)");
     op->finish();
   }
   if (ops) ops->finish();

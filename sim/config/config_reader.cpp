@@ -236,7 +236,7 @@ double ConfigReader::req_number(const std::string& key, double lo, double hi) {
 double ConfigReader::opt_number(const std::string& key, double fallback, double lo, double hi) {
   const ConfigNode* n = optional(key);
   if (!n) {
-    record(key, std::to_string(fallback));
+    record(key, format_number(fallback));
     return fallback;
   }
   return number_at(key, *n, lo, hi);

@@ -132,9 +132,19 @@ std::uint64_t whole_count(double v, std::string_view text, std::string_view what
   return static_cast<std::uint64_t>(std::llround(v));
 }
 
+// Picks the largest unit in which the value is at least 1 (scales ascending in `units`).
+std::string format_scaled(double base_value, const std::vector<Unit>& units) {
+  const Unit* best = &units.front();
+  for (const Unit& u : units)
+    if (u.scale > 0 && std::fabs(base_value) >= u.scale) best = &u;
+  return format_number(base_value / best->scale) + " " + std::string(best->name);
+}
+
+}  // namespace
+
 // Shortest fixed-point text that reads back as the value to 12 significant digits; scaled
 // values such as 100e-9 / 1e-9 carry binary noise that nobody wrote and nobody wants to read.
-std::string number_text(double v) {
+std::string format_number(double v) {
   char buf[64];
   for (int decimals = 0; decimals <= 15; ++decimals) {
     std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -144,16 +154,6 @@ std::string number_text(double v) {
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
-
-// Picks the largest unit in which the value is at least 1 (scales ascending in `units`).
-std::string format_scaled(double base_value, const std::vector<Unit>& units) {
-  const Unit* best = &units.front();
-  for (const Unit& u : units)
-    if (u.scale > 0 && std::fabs(base_value) >= u.scale) best = &u;
-  return number_text(base_value / best->scale) + " " + std::string(best->name);
-}
-
-}  // namespace
 
 Hertz parse_frequency(std::string_view text) {
   auto [v, unit] = split(text, kFrequency);
@@ -221,7 +221,7 @@ std::string format_size(Bytes b) {
 }
 
 std::string format_bandwidth(const Bandwidth& b) {
-  if (b.per_cycle()) return number_text(b.bytes_per_cycle(Hertz(1))) + " B/cycle";
+  if (b.per_cycle()) return format_number(b.bytes_per_cycle(Hertz(1))) + " B/cycle";
   const double v = b.bytes_per_second(Hertz(1)).value();
   const std::vector<Unit> decimal = {{"B/s", 1}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12}};
   return format_scaled(v, decimal);

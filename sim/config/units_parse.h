@@ -31,5 +31,8 @@ std::string format_bandwidth(const Bandwidth& b);
 std::string format_duration(const Duration& d);
 std::string format_energy(Picojoules e);
 std::string format_power(Watts w);
+// A plain number: the shortest fixed-point text that reads back as the value (1, 0.5,
+// 0.0009765625).
+std::string format_number(double v);
 
 }  // namespace tpusim::config

@@ -89,6 +89,12 @@ TEST_CASE("chip config: omitted keys take the documented defaults and appear res
   CHECK(text("core.mxu.weight_double_buffer") == "true");
   CHECK(text("core.sequencer.queue_depth") == "16");
   CHECK(text("core.vpu.ops.exp.latency") == "2 cycles");
+  // Numbers as a person writes them, not printf's "1.000000".
+  CHECK(text("core.vpu.ops.exp.throughput") == "1");
+  const ConfigNode defaulted =
+      load_chip_config(write_chip(dir), {"core.mxu={rows: 8, cols: 8}"}).resolved;
+  REQUIRE(find_path(defaulted, "core.mxu.precisions.bf16") != nullptr);
+  CHECK(find_path(defaulted, "core.mxu.precisions.bf16")->text() == "1");
   CHECK(text("core.dma.chunk") == "512 B");
   CHECK(text("memory.latency") == "100 ns");
   CHECK(text("memory.hbm.timing.tRCD") == "14 cycles");
@@ -186,7 +192,7 @@ TEST_CASE("chip config: wrong types, units and ranges are named with the key",
   CHECK_THAT(
       error_of([&] { load_chip_config(least.path, {"core.vpu.ops.gelu.throughput=0.0009"}); }),
       Catch::EndsWith("core.vpu.ops.gelu.throughput: expected a throughput of at least "
-                      "1/1024 (elements per lane per cycle)"));
+                      "1/1024 (results per ALU slot, one of lanes x sublanes, per cycle)"));
   const Edited none("{int8: 1, bf16: 0.5}", "{}");  // the key, not "core.mxu.precisions."
   CHECK(none.error() ==
         none.at("{}") + ": core.mxu.precisions: at least one operand dtype is required");
