@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/base/fnv1a.h"
 #include "workloads/numerics.h"
 
 namespace tpusim::workloads {
@@ -135,12 +136,6 @@ std::uint64_t splitmix64(std::uint64_t& state) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
-}
-
-std::uint64_t fnv1a64(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-  return h;
 }
 
 }  // namespace

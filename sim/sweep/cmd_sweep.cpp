@@ -9,17 +9,21 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "sim/base/errors.h"
+#include "sim/base/fnv1a.h"
 #include "sim/cli/chip_path.h"
 #include "sim/cli/commands.h"
 #include "sim/config/chip_config.h"
+#include "sim/config/config_tree.h"
 #include "sim/sweep/enumerate.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/runner.h"
@@ -89,12 +93,61 @@ struct Plan {
   std::set<std::uint64_t> done;  // selected points those rows finish
 };
 
+std::string hex64(std::uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// What a point's result depends on besides the simulator: its command (chip, workload and every
+// --set, swapped sections inline) and the contents of the chip and workload files, fingerprinted.
+// Saved beside its report as points/<id>/inputs.txt; a resumed sweep reuses a result only when
+// this is unchanged, so an edited chip file or `set:` cannot mix old and new results.
+class PointInputs {
+ public:
+  PointInputs(const sweep::SweepFile& s, std::string chip) : s_(s), chip_(std::move(chip)) {
+    chip_digest_ = hex64(fnv1a64(config::to_yaml(config::load_chip_config(chip_).resolved)));
+  }
+  std::vector<std::string> run_args(const Point& p) const {
+    std::vector<std::string> args = {"run", "-c", chip_, "-w", s_.expanded[p.workload].path};
+    for (const std::string& o : sweep::point_overrides(s_, p)) {
+      args.push_back("--set");
+      args.push_back(o);
+    }
+    return args;
+  }
+  std::string text(const Point& p) {
+    const std::string& workload = s_.expanded[p.workload].path;
+    auto it = workload_digests_.find(workload);
+    if (it == workload_digests_.end())
+      it = workload_digests_.emplace(workload, hex64(fnv1a64(file_text(workload)))).first;
+    return shell_quoted(run_args(p)) + "\nchip config " + chip_digest_ + "\nworkload file " +
+           it->second + "\n";
+  }
+
+ private:
+  const sweep::SweepFile& s_;
+  std::string chip_, chip_digest_;
+  std::map<std::string, std::string> workload_digests_;
+};
+
+std::string inputs_path(const std::string& out, std::uint64_t id) {
+  return (fs::path(out) / "points" / std::to_string(id) / "inputs.txt").string();
+}
+
 // Which rows of an existing results.csv still hold: rows of this sweep's points with the same
 // values, finished ok, with their report in place. A row the sweep file no longer produces
 // means the file changed under the results: an error, unless --force starts those over.
 Plan reconcile(const std::string& out, const std::string& results_path, const Row& header,
                const sweep::SweepFile& s, const std::vector<Point>& all,
-               const std::vector<Point>& selected, bool force) {
+               const std::vector<Point>& selected, PointInputs& inputs, bool force) {
   Plan plan;
   std::error_code ec;
   if (!fs::exists(results_path, ec)) return plan;
@@ -129,6 +182,14 @@ Plan reconcile(const std::string& out, const std::string& results_path, const Ro
                        restart);
     }
     if (kept_ids.count(id)) continue;
+    const std::string report = "points/" + std::to_string(id) + "/report.json";
+    if (row[layout.status] == "ok" && !force &&
+        (row[layout.report] != report ||
+         file_text(inputs_path(out, id)) != inputs.text(*it->second)))
+      throw InputError(results_path + ": point " + std::to_string(id) +
+                       " was run with other inputs (the chip, its set: values or the workload "
+                       "changed since; points/" +
+                       std::to_string(id) + "/inputs.txt)" + restart);
     if (chosen.count(id)) {
       const bool report_there = fs::is_regular_file(fs::path(out) / row[layout.report], ec) &&
                                 !row[layout.report].empty();
@@ -196,7 +257,8 @@ int run_sweep(const SweepCommandArgs& args) {
   const std::string results_path = (fs::path(args.out) / "results.csv").string();
   const Row header = sweep::results_header(s.columns());
   const sweep::Layout layout(header);
-  Plan plan = reconcile(args.out, results_path, header, s, all, selected, args.force);
+  PointInputs inputs(s, chip);
+  Plan plan = reconcile(args.out, results_path, header, s, all, selected, inputs, args.force);
   // Rewritten whole first: drops the rows being rerun and any row a kill cut short.
   sweep::write_results(results_path, {header, plan.kept});
 
@@ -214,12 +276,11 @@ int run_sweep(const SweepCommandArgs& args) {
     job.id = p.id;
     job.dir = dir;
     job.label = label_of(s, p);
-    job.argv = {exe, "run", "-c", chip, "-w", s.expanded[p.workload].path, "-o", dir};
-    for (const std::string& o : sweep::point_overrides(s, p)) {
-      job.argv.push_back("--set");
-      job.argv.push_back(o);
-    }
+    job.argv = inputs.run_args(p);
+    job.argv.insert(job.argv.begin(), exe);
+    job.argv.insert(job.argv.begin() + 2, {"-o", dir});
     std::ofstream(fs::path(dir) / "command.txt") << shell_quoted(job.argv) << "\n";
+    std::ofstream(inputs_path(args.out, p.id)) << inputs.text(p);
     point_of[p.id] = &p;
     jobs.push_back(std::move(job));
   }

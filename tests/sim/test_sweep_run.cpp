@@ -296,6 +296,50 @@ TEST_CASE("sweep run: results of an edited sweep file are not mixed in, --force 
   CHECK_THAT(forced.out, Catch::Contains("6 points (6 run, 0 already done), 0 failed"));
 }
 
+TEST_CASE("sweep run: a resume reuses no result whose chip, set: or workload changed", "[sweep]") {
+  TempDir dir;
+  // A chip of its own, so that editing it changes no path in the command.
+  const std::string chip_yaml =
+      "extends: " TPUSIM_SOURCE_DIR "/configs/chips/teach-4x4.yaml\nclock: 100 MHz\n";
+  dir.write("chip.yaml", chip_yaml);
+  dir.write("w.yaml", slurp(kMatmul));
+  const std::string sweep = "chip: " + dir.path("chip.yaml") + "\nworkloads: [" +
+                            dir.path("w.yaml") + "]\naxes:\n  core.mxu.dataflow: [ws, os]\n";
+  const std::string file = dir.write("s.yaml", sweep);
+  const std::string out = dir.path("out");
+  const std::string command = "sweep " + file + " --out " + out + " -j 2";
+  REQUIRE(run_tpusim(command).exit_code == 0);
+  REQUIRE(fs::is_regular_file(out + "/points/1/inputs.txt"));
+  // Unchanged: both points are reused.
+  CHECK_THAT(run_tpusim(command).out, Catch::Contains("2 points (0 run, 2 already done)"));
+  const auto refused = [&](const std::string& what) {
+    INFO(what);
+    const Result r = run_tpusim(command);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Catch::Contains("results.csv: point 0 was run with other inputs"));
+  };
+  dir.write("chip.yaml", tpusim::test::replaced(chip_yaml, "100 MHz", "200 MHz"));
+  refused("the chip file edited");
+  dir.write("chip.yaml", chip_yaml);
+  dir.write("s.yaml", sweep + "set: {core.mxu.writeback_latency: 3 cycles}\n");
+  refused("a set: value added");
+  dir.write("s.yaml", sweep);
+  dir.write("w.yaml", slurp(kMatmul) + "# edited\n");
+  refused("the workload file edited");
+  dir.write("w.yaml", slurp(kMatmul));
+  CHECK_THAT(run_tpusim(command).out, Catch::Contains("2 points (0 run, 2 already done)"));
+  // A row's report column naming another file is not this point's result.
+  const std::string results = slurp(out + "/results.csv");
+  dir.write("out/results.csv",
+            tpusim::test::replaced(results, "points/0/report.json", "points/1/report.json"));
+  refused("a row naming another point's report");
+  dir.write("out/results.csv", results);
+  const Result forced = run_tpusim(command + " --force");
+  CHECK(forced.exit_code == 0);
+  CHECK_THAT(forced.out, Catch::Contains("2 points (2 run, 0 already done), 0 failed"));
+}
+
 TEST_CASE("sweep run: the example sweeps check and list their points", "[sweep]") {
   struct Example {
     const char* file;
