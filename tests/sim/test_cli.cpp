@@ -21,6 +21,8 @@ using tpusim::test::TempDir;
 using tpusim::test::slurp;
 using tpusim::test::write_chip;
 
+namespace fs = std::filesystem;
+
 namespace {
 
 struct Result {
@@ -509,6 +511,33 @@ TEST_CASE("cli: samples in subfolders and preset file names resolve, a missing f
   CHECK(missing.err ==
         "error: nowhere/graph: no such file (a sample is named without folder or extension, e.g. "
         "'resnet50' or 'tpuv1/mlp0', for workloads/NAME.yaml)\n");
+}
+
+TEST_CASE("cli: a folder named like a preset does not hide it, a file without one is used",
+          "[cli]") {
+  TempDir dir;
+  fs::create_directories(dir.path("tpu-v4i"));
+  fs::create_directories(dir.path("gemm-2048"));
+  dir.write("mychip", "extends: " TPUSIM_SOURCE_DIR "/configs/chips/teach-4x4.yaml\nname: mine\n");
+  const auto in_dir = [&](const std::string& args) {
+    const std::string command = "cd '" + dir.path("") + "' && '" TPUSIM_EXE "' " + args +
+                                " > out.txt 2> err.txt < /dev/null";
+    const int status = std::system(command.c_str());
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                          slurp(dir.path("out.txt")) + slurp(dir.path("err.txt")));
+  };
+  const auto presets = in_dir("config tpu-v4i");
+  CHECK(presets.first == 0);
+  CHECK_THAT(presets.second, Catch::Contains("name: tpu-v4i"));
+  // No preset is called mychip: the file of that name in the working directory.
+  const auto own = in_dir("config mychip");
+  CHECK(own.first == 0);
+  CHECK_THAT(own.second, Catch::Contains("name: mine"));
+  // The sample gemm-2048 despite the folder of that name, which is also the output folder.
+  const auto run = in_dir("run -c tpu-v4i -w gemm-2048 -o gemm-2048");
+  CHECK(run.first == 0);
+  CHECK_THAT(run.second, Catch::StartsWith("tpusim: gemm-2048 on tpu-v4i\n"));
+  CHECK(fs::is_regular_file(dir.path("gemm-2048/report.json")));
 }
 
 TEST_CASE("cli: -v logs what a run did on stderr, stdout holds the summary alone", "[cli]") {
