@@ -7,6 +7,7 @@
 // latches at the end of cycle t. A cycle spans [t * period, (t + 1) * period); clk is high in the
 // first half.
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <vector>
@@ -24,6 +25,7 @@ class ArrayVcd : public ArrayObserver {
 
   void begin(Dataflow dataflow, std::uint32_t rows, std::uint32_t cols) override;
   void cycle(std::uint64_t t, const ArrayInputs& in, const std::vector<PeView>& pes) override;
+  void end(std::uint64_t cycles) override { next_ = std::max(next_, cycles); }
 
  private:
   struct PeSignals {

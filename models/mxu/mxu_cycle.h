@@ -50,6 +50,8 @@ class ArrayObserver {
   virtual void cycle(std::uint64_t t, const ArrayInputs& in, const std::vector<PeView>& pes) = 0;
   virtual void load(const isa::MxuLoadWeights&, const MxuLoadTiming&) {}
   virtual void matmul(const isa::MxuMatmul&, const CycleMatmulResult&) {}
+  // The run ended after `cycles` core cycles: a watcher shows the array idle until then.
+  virtual void end(std::uint64_t /*cycles*/) {}
 };
 
 class CycleMxu {

@@ -68,7 +68,13 @@ void add_watch_options(CLI::App* cmd, WatchArgs* watch) {
   cmd->add_option("--watch-mxu", watch->mxu,
                   "The MXU --vcd and --show watch, named as in the report (default "
                   "chip.core0.mxu0)")
-      ->type_name("UNIT");
+      ->type_name("UNIT")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            return s.empty() ? std::string("expected an MXU such as chip.core0.mxu1, got ''")
+                             : std::string();
+          },
+          "UNIT", "non-empty unit name"));
 }
 
 }  // namespace

@@ -71,13 +71,15 @@ void ArrayRecording::cycle(std::uint64_t t, const models::ArrayInputs& in,
 }
 
 void ArrayRecording::load(const isa::MxuLoadWeights& lw, const models::MxuLoadTiming& t) {
-  const std::string what = "mxu.lw k=" + std::to_string(lw.k) + " n=" + std::to_string(lw.n);
+  // Numbered, so that the events of two instructions of the same shape can be told apart.
+  const std::string what = "mxu.lw #" + std::to_string(++loads_) + " k=" + std::to_string(lw.k) +
+                           " n=" + std::to_string(lw.n);
   events_.push_back(Event{t.start, what + ": load starts"});
   events_.push_back(Event{t.end, what + ": weights ready"});
 }
 
 void ArrayRecording::matmul(const isa::MxuMatmul& mm, const models::CycleMatmulResult& r) {
-  const std::string what = "mxu.mm " + dims(mm.m, mm.k, mm.n);
+  const std::string what = "mxu.mm #" + std::to_string(++matmuls_) + " " + dims(mm.m, mm.k, mm.n);
   events_.push_back(Event{r.timing.start, what + ": starts"});
   events_.push_back(Event{r.timing.input_end, what + ": array takes the next instruction's input"});
   for (std::size_t i = 0; i < r.row_ready.size(); ++i)
@@ -112,6 +114,9 @@ void ObserverFanout::load(const isa::MxuLoadWeights& lw, const models::MxuLoadTi
 void ObserverFanout::matmul(const isa::MxuMatmul& mm, const models::CycleMatmulResult& r) {
   for (auto* o : observers_) o->matmul(mm, r);
 }
+void ObserverFanout::end(std::uint64_t cycles) {
+  for (auto* o : observers_) o->end(cycles);
+}
 
 std::string render_show_text(const ArrayRecording& rec, const std::string& unit) {
   const bool keeps = rec.dataflow() == Dataflow::kOutputStationary;
@@ -142,13 +147,22 @@ std::string render_show_text(const ArrayRecording& rec, const std::string& unit)
       o << "  cycle " << events[next_event].cycle << ": " << events[next_event].text << "\n";
   };
   const auto& frames = rec.frames();
+  // The idle span from `first` to `last`, then what happened during it, in time order.
+  const auto idle = [&](std::uint64_t first, std::uint64_t last) {
+    if (first > 0) print_events(first - 1);
+    o << "cycles " << first << ".." << last << ": array idle\n";
+    print_events(last);
+  };
   std::size_t i = 0;
   while (i < frames.size()) {
     if (!frames[i].active()) {
       std::size_t j = i;
       while (j + 1 < frames.size() && !frames[j + 1].active()) ++j;
-      print_events(frames[j].t);
-      o << "cycles " << frames[i].t << ".." << frames[j].t << ": array idle\n";
+      // Idle to the end of the run when nothing follows.
+      const std::uint64_t last = j + 1 == frames.size() && rec.end_cycle() > frames[j].t + 1
+                                     ? rec.end_cycle() - 1
+                                     : frames[j].t;
+      idle(frames[i].t, last);
       i = j + 1;
       continue;
     }
@@ -168,6 +182,9 @@ std::string render_show_text(const ArrayRecording& rec, const std::string& unit)
     print_events(f.t);
     ++i;
   }
+  const std::uint64_t after = frames.empty() ? 0 : frames.back().t + 1;
+  if ((frames.empty() || frames.back().active()) && rec.end_cycle() > after)
+    idle(after, rec.end_cycle() - 1);
   print_events(~std::uint64_t{0});
   return o.str();
 }

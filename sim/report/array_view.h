@@ -30,8 +30,11 @@ class ArrayRecording : public models::ArrayObserver {
              const std::vector<models::PeView>& pes) override;
   void load(const isa::MxuLoadWeights& lw, const models::MxuLoadTiming& t) override;
   void matmul(const isa::MxuMatmul& mm, const models::CycleMatmulResult& r) override;
+  void end(std::uint64_t cycles) override { end_ = cycles; }
 
   Dataflow dataflow() const { return dataflow_; }
+  // The run's length in cycles (0 before end()): the array is idle after its last frame.
+  std::uint64_t end_cycle() const { return end_; }
   std::uint32_t rows() const { return rows_; }
   std::uint32_t cols() const { return cols_; }
   const std::vector<Frame>& frames() const { return frames_; }
@@ -43,6 +46,8 @@ class ArrayRecording : public models::ArrayObserver {
   std::uint32_t rows_ = 0, cols_ = 0;
   std::vector<Frame> frames_;
   std::vector<Event> events_;
+  std::uint32_t loads_ = 0, matmuls_ = 0;  // numbered from 1 in event texts
+  std::uint64_t end_ = 0;
 };
 
 // Passes every call on to each observer (--vcd and --show together).
@@ -55,6 +60,7 @@ class ObserverFanout : public models::ArrayObserver {
              const std::vector<models::PeView>& pes) override;
   void load(const isa::MxuLoadWeights& lw, const models::MxuLoadTiming& t) override;
   void matmul(const isa::MxuMatmul& mm, const models::CycleMatmulResult& r) override;
+  void end(std::uint64_t cycles) override;
 
  private:
   std::vector<models::ArrayObserver*> observers_;

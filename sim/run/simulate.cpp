@@ -219,6 +219,7 @@ int simulate(const SimulateRequest& request) {
     throw InputError("the simulated time passed " + std::to_string(int(kMaxSimulatedSeconds)) +
                      " s, near the limit of SystemC's time (about 9,223 s): the settings make "
                      "the run too slow to simulate (a low bandwidth or rate, a long latency)");
+  observers.end(result.cycles);
   vcd.reset();  // writes the closing time stamp
   if (vcd_file.is_open() && !vcd_file.flush()) throw InputError(watch.vcd + ": cannot write file");
   if (watch.show) {

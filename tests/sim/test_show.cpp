@@ -287,9 +287,18 @@ TEST_CASE("show: --watch-mxu picks the array, and an idle watched array is named
   const auto expected = events(slurp(original.path("out")));
   REQUIRE(expected.count("load starts") == 1);
 
-  // Watching the default, idle mxu0: nothing to see, and the warning names the array that worked.
-  REQUIRE(run(dir, moved + "--show") == 0);
+  // Watching the default, idle mxu0: idle for the whole run, and the warning names the array
+  // that worked. The waveform lasts the run too (10 ns a cycle at 100 MHz).
+  REQUIRE(run(dir, moved + "--show --vcd '" + dir.path("idle.vcd") + "'") == 0);
   CHECK(events(slurp(dir.path("out"))).empty());
+  std::smatch cycles;
+  const std::string idle_out = slurp(dir.path("out"));
+  REQUIRE(std::regex_search(idle_out, cycles, std::regex(R"(\n  cycles +(\d+) )")));
+  const std::uint64_t run_cycles = std::stoull(cycles[1]);
+  CHECK(idle_out.find("cycles 0.." + std::to_string(run_cycles - 1) + ": array idle\n") !=
+        std::string::npos);
+  CHECK(slurp(dir.path("idle.vcd")).find("\n#" + std::to_string(run_cycles * 10000) + "\n") !=
+        std::string::npos);
   CHECK(slurp(dir.path("err")) ==
         "warning: chip.core0.mxu0 (watched by --vcd/--show) ran no matmul; chip.core0.mxu1 did: "
         "add --watch-mxu chip.core0.mxu1\n");
@@ -310,4 +319,33 @@ TEST_CASE("show: --watch-mxu picks the array, and an idle watched array is named
   CHECK(slurp(dir.path("err")).rfind("error: --watch-mxu: \"core01.mxu1\" is not an MXU", 0) == 0);
   CHECK(run(dir, moved + "--watch-mxu core0.mxu1") == 2);
   CHECK(slurp(dir.path("err")) == "error: --watch-mxu goes with --vcd or --show\n");
+  CHECK(run(dir, moved + "--show --watch-mxu ''") == 2);
+  CHECK_THAT(slurp(dir.path("err")),
+             Catch::Contains("--watch-mxu: expected an MXU such as chip.core0.mxu1, got ''"));
+}
+
+TEST_CASE("show: the text view reads in time order, instructions numbered", "[show]") {
+  for (const std::string dataflow : {"ws", "os", "is"}) {
+    INFO(dataflow);
+    TempDir dir;
+    REQUIRE(run(dir, kTeach + "--show --set core.mxu.dataflow=" + dataflow) == 0);
+    // Every line that names a time starts no earlier than the one before: a grid "cycle T", an
+    // event "  cycle T: ...", or an idle span "cycles A..B" with its events after it.
+    const std::regex timed(R"(^(?:  )?cycles? (\d+)(?:\.\.\d+)?(?::.*)?$)");
+    std::istringstream in(slurp(dir.path("out")));
+    std::uint64_t last = 0;
+    int lines = 0;
+    for (std::string l; std::getline(in, l);) {
+      std::smatch m;
+      if (!std::regex_match(l, m, timed)) continue;
+      const std::uint64_t t = std::stoull(m[1]);
+      CHECK(t >= last);
+      last = t;
+      ++lines;
+    }
+    CHECK(lines > 20);
+    // The one load and one matmul of the program, numbered.
+    CHECK(slurp(dir.path("out")).find(": mxu.lw #1 k=4 n=4: load starts\n") != std::string::npos);
+    CHECK(slurp(dir.path("out")).find(": mxu.mm #1 m=4 k=4 n=4: done\n") != std::string::npos);
+  }
 }
