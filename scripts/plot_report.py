@@ -4,6 +4,7 @@ energy breakdown, per-operator cycles coloured by bound, and the chip's roofline
 operator placed on it. docs/plots.md describes each figure and where its numbers come from."""
 
 import json
+import math
 import os
 
 import numpy as np
@@ -59,7 +60,8 @@ class Reader:
         if not ok:
             raise InputError("%s: key '%s': expected %s %s, got %s" % (
                 self.path, name, "an" if kind == "object" else "a", kind, json.dumps(v)[:40]))
-        if kind == "number" and v < 0:
+        # json.load takes NaN and Infinity, which no report holds and matplotlib cannot place.
+        if kind == "number" and (not math.isfinite(v) or v < 0):
             raise InputError("%s: key '%s': expected a number >= 0, got %s" % (self.path, name, v))
         return v
 

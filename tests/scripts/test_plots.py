@@ -343,6 +343,11 @@ class ErrorTests(unittest.TestCase):
                     "-o", out], "badop/report.json", "'ops[0].macs'", "expected a number")
         self.fails([plot, self.broken_report("schema", lambda r: r.update(schema="x/9")), "-o",
                     out], "schema/report.json", "'schema'")
+        # json.dumps writes NaN and Infinity, which json.load takes back.
+        self.fails([plot, self.broken_report("nan", lambda r: r.update(seconds=float("nan"))),
+                    "-o", out], "nan/report.json", "'seconds'", "expected a number >= 0, got nan")
+        self.fails([plot, self.broken_report("inf", lambda r: r["energy_pj"].update(
+            mxu=float("inf"))), "-o", out], "inf/report.json", "'energy_pj.mxu'")
         alone = self.write("alone/report.json", json.dumps(self.report))
         self.fails([plot, alone, "-o", out], os.path.join(self.dir, "alone", "trace.json"),
                    "no such file")
