@@ -186,7 +186,7 @@ TEST_CASE("browser: the --show page's controls step through every cycle in chrom
   const std::int64_t a = std::stoll(m[1]);
   const std::int64_t frames = R + M + R + N - 1;
   CHECK(std::stoll(m[3]) == frames);
-  CHECK(shown[0].events.find("cycle " + std::to_string(a) + ": mxu.lw k=4 n=4: load starts") !=
+  CHECK(shown[0].events.find("cycle " + std::to_string(a) + ": mxu.lw #1 k=4 n=4: load starts") !=
         std::string::npos);
   const std::int64_t start = a + R;
 

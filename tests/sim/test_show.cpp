@@ -38,7 +38,7 @@ int run(const TempDir& dir, const std::string& args) {
 
 const std::string kTeach = "exec isa/examples/teach-4x4.tasm -c configs/chips/teach-4x4.yaml ";
 
-// "  cycle 57: mxu.mm m=4 k=4 n=4: Y row 0 ready" -> {"Y row 0 ready": 57}
+// "  cycle 57: mxu.mm #1 m=4 k=4 n=4: Y row 0 ready" -> {"Y row 0 ready": 57}
 std::map<std::string, std::uint64_t> events(const std::string& show) {
   std::map<std::string, std::uint64_t> out;
   const std::regex line(R"(^  cycle (\d+): mxu\.(lw|mm)[^:]*: (.*)$)");
