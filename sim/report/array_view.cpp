@@ -167,6 +167,7 @@ std::string render_show_text(const ArrayRecording& rec, const std::string& unit)
       continue;
     }
     const auto& f = frames[i];
+    if (f.t > 0) print_events(f.t - 1);  // any from cycles the array was not stepped
     o << "\ncycle " << f.t << "\n";
     const std::string e = edge(rec, f.in);
     if (!e.empty()) o << "  edge: " << e << "\n";
