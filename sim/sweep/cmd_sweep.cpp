@@ -15,11 +15,11 @@
 #include <iostream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "sim/base/errors.h"
 #include "sim/base/fnv1a.h"
+#include "sim/base/input_file.h"
 #include "sim/cli/chip_path.h"
 #include "sim/cli/commands.h"
 #include "sim/config/chip_config.h"
@@ -99,11 +99,12 @@ std::string hex64(std::uint64_t v) {
   return text;
 }
 
+// A file's bytes, empty when it cannot be read (a missing inputs.txt then matches nothing); a
+// FIFO or device is cut off at the limit, past which the bytes read still tell inputs apart.
 std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text;
+  (void)read_input_file(path, std::uint64_t{64} << 20, text);
+  return text;
 }
 
 // What a point's result depends on besides the simulator: its command (chip, workload and every

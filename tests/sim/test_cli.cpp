@@ -36,13 +36,13 @@ struct Result {
   }
 };
 
-
-// Runs build/tpusim with `args` (shell words); a hang is cut off by timeout(1) and fails the test.
-Result run_tpusim(const std::string& args) {
+// Runs build/tpusim with `args` (shell words) in `cwd`; a hang is cut off by timeout(1) and fails
+// the test.
+Result run_tpusim(const std::string& args, const std::string& cwd = TPUSIM_SOURCE_DIR) {
   TempDir dir;
   const std::string out = dir.path("out"), err = dir.path("err");
-  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 60 '" TPUSIM_EXE "' " + args +
-                              " > '" + out + "' 2> '" + err + "' < /dev/null";
+  const std::string command = "cd '" + cwd + "' && timeout 60 '" TPUSIM_EXE "' " + args + " > '" +
+                              out + "' 2> '" + err + "' < /dev/null";
   const int status = std::system(command.c_str());
   Result r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -519,24 +519,17 @@ TEST_CASE("cli: a folder named like a preset does not hide it, a file without on
   fs::create_directories(dir.path("tpu-v4i"));
   fs::create_directories(dir.path("gemm-2048"));
   dir.write("mychip", "extends: " TPUSIM_SOURCE_DIR "/configs/chips/teach-4x4.yaml\nname: mine\n");
-  const auto in_dir = [&](const std::string& args) {
-    const std::string command = "cd '" + dir.path("") + "' && '" TPUSIM_EXE "' " + args +
-                                " > out.txt 2> err.txt < /dev/null";
-    const int status = std::system(command.c_str());
-    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                          slurp(dir.path("out.txt")) + slurp(dir.path("err.txt")));
-  };
-  const auto presets = in_dir("config tpu-v4i");
-  CHECK(presets.first == 0);
-  CHECK_THAT(presets.second, Catch::Contains("name: tpu-v4i"));
+  const Result presets = run_tpusim("config tpu-v4i", dir.path(""));
+  CHECK(presets.exit_code == 0);
+  CHECK_THAT(presets.out, Catch::Contains("name: tpu-v4i"));
   // No preset is called mychip: the file of that name in the working directory.
-  const auto own = in_dir("config mychip");
-  CHECK(own.first == 0);
-  CHECK_THAT(own.second, Catch::Contains("name: mine"));
+  const Result own = run_tpusim("config mychip", dir.path(""));
+  CHECK(own.exit_code == 0);
+  CHECK_THAT(own.out, Catch::Contains("name: mine"));
   // The sample gemm-2048 despite the folder of that name, which is also the output folder.
-  const auto run = in_dir("run -c tpu-v4i -w gemm-2048 -o gemm-2048");
-  CHECK(run.first == 0);
-  CHECK_THAT(run.second, Catch::StartsWith("tpusim: gemm-2048 on tpu-v4i\n"));
+  const Result run = run_tpusim("run -c tpu-v4i -w gemm-2048 -o gemm-2048", dir.path(""));
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::StartsWith("tpusim: gemm-2048 on tpu-v4i\n"));
   CHECK(fs::is_regular_file(dir.path("gemm-2048/report.json")));
 }
 
