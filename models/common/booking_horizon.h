@@ -9,25 +9,41 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <set>
+#include <functional>
+#include <vector>
 
 namespace tpusim::models {
 
 class BookingHorizon {
  public:
-  // Times in SystemC's integer units (sc_time::value()).
-  void open(std::uint64_t arrival) { open_.insert(arrival); }
+  // Times in SystemC's integer units (sc_time::value()). Every close() names an arrival that
+  // was opened and not yet closed.
+  void open(std::uint64_t arrival) { push(open_, arrival); }
   void close(std::uint64_t arrival) {
-    const auto it = open_.find(arrival);
-    if (it != open_.end()) open_.erase(it);
+    // Closed lazily: the earliest open arrival is only dropped once it reaches the top of both
+    // heaps (a node-based set cost an allocation per DMA chunk).
+    push(closed_, arrival);
+    while (!closed_.empty() && open_.front() == closed_.front()) {
+      pop(open_);
+      pop(closed_);
+    }
   }
   // The earliest time a booking may still be made at, given the present.
   std::uint64_t earliest(std::uint64_t present) const {
-    return open_.empty() ? present : std::min(present, *open_.begin());
+    return open_.empty() ? present : std::min(present, open_.front());
   }
 
  private:
-  std::multiset<std::uint64_t> open_;
+  using MinHeap = std::vector<std::uint64_t>;
+  static void push(MinHeap& h, std::uint64_t v) {
+    h.push_back(v);
+    std::push_heap(h.begin(), h.end(), std::greater<>());
+  }
+  static void pop(MinHeap& h) {
+    std::pop_heap(h.begin(), h.end(), std::greater<>());
+    h.pop_back();
+  }
+  MinHeap open_, closed_;
 };
 
 }  // namespace tpusim::models

@@ -280,11 +280,16 @@ void DramController::issue_row(const Choice& c) {
   }
   if (c.cmd == DramCommand::kActivate) {
     channel_.issue_activate(c.bank, s.group, s.row, c.at);
-    ++transfers_[s.transfer & transfer_mask_].activates;
+    ++transfers_[s.transfer].activates;
   } else {
     channel_.issue_precharge(c.bank, c.at);
   }
-  rebuild(c.bank);  // the open row changed
+  // The open row changed. A precharge of a bank none of whose queued bursts hit changes none
+  // of them: each still needs a row command, the oldest first (half the row commands).
+  if (c.cmd == DramCommand::kPrecharge && banks_[c.bank].hits == 0)
+    banks_[c.bank].pre_known = false;
+  else
+    rebuild(c.bank);
   row_floor_known_ = false;
 }
 
@@ -292,7 +297,7 @@ void DramController::leave_queue(Slot& s, std::uint64_t at) {
   const std::uint8_t state = s.state;
   const bool write = state & kWrite;
   const std::uint64_t end = channel_.issue_column(s.bank, s.group, write, at);
-  Transfer& t = transfers_[s.transfer & transfer_mask_];
+  Transfer& t = transfers_[s.transfer];
   ++t.done;
   t.first_done = std::min(t.first_done, end);
   t.last_done = std::max(t.last_done, end);

@@ -73,7 +73,6 @@ class DramController {
     // before a started burst's column command costs it a second ACT, and a row opened for one
     // burst may serve another that had already counted its own precharge.
     std::uint32_t activates = 0;
-    bool released = false;
   };
 
   explicit DramController(const DramSpec& spec);
@@ -94,15 +93,12 @@ class DramController {
   // at cycle t depends only on bursts that arrived by t, so advancing late changes nothing.
   void advance(std::uint64_t until);
   bool done(BurstId id) const { return id < base_ || (slot(id).state & kDone); }
-  const Transfer& transfer(TransferId t) const { return transfers_[t & transfer_mask_]; }
+  const Transfer& transfer(TransferId t) const { return transfers_[t]; }
   // A cycle before which burst `id` cannot have its column command decided (valid after
   // advance(), while the burst is not done): advance to just past it, then ask again.
   std::uint64_t not_before(BurstId id) const;
   // The caller has read the transfer's result; its storage may be reused.
-  void release(TransferId t) {
-    transfers_[t & transfer_mask_].released = true;
-    while (transfer_base_ < transfer_end_ && transfer(transfer_base_).released) ++transfer_base_;
-  }
+  void release(TransferId t) { free_transfers_.push_back(static_cast<std::uint32_t>(t)); }
 
   // Enqueues `batch` (oldest first) and advances until all of it is done, filling in `done`
   // and `outcome`; returns the latest `done`. For tests and one-shot use.
@@ -128,7 +124,7 @@ class DramController {
     BurstId bank_prev, bank_next;
     BurstId hit_prev, hit_next;  // while a queued hit: the hits of its direction, oldest first
     std::uint32_t row;
-    std::uint32_t transfer;  // the TransferId's low bits: its index under transfer_mask_
+    std::uint32_t transfer;  // its TransferId
     std::uint16_t bank;      // DramChannel::bank_index
     std::uint8_t group;
     std::uint8_t state;  // State bits
@@ -242,15 +238,16 @@ class DramController {
   const bool close_page_;
   const std::uint64_t burst_bytes_;
   const std::uint64_t column_interval_;  // the closest two column commands can be
-  // Bursts by id, from the oldest not yet done (base_) to the next to come (end_), and
-  // transfers likewise from the oldest not released, each in a ring whose size is a power of
-  // two (doubled when full).
+  // Bursts by id, from the oldest not yet done (base_) to the next to come (end_), in a ring
+  // whose size is a power of two (doubled when full).
   std::vector<Slot> ring_;
   std::size_t ring_mask_;
   BurstId base_ = 0, end_ = 0;
+  // Transfers by id; a released one's place is reused, the most recently released first: it is
+  // still in cache, where the next in a ring would have gone cold (the memory opens four per
+  // chunk across 32 controllers).
   std::vector<Transfer> transfers_;
-  std::size_t transfer_mask_;
-  TransferId transfer_base_ = 0, transfer_end_ = 0;
+  std::vector<std::uint32_t> free_transfers_;
   BurstId next_admit_ = 0;  // oldest burst not yet in the queue
   // The queued hits of each direction (reads, writes), linked oldest first.
   BurstId hit_first_[2] = {kNone, kNone}, hit_last_[2] = {kNone, kNone};

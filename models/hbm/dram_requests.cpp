@@ -18,8 +18,6 @@ DramController::DramController(const DramSpec& spec)
       column_interval_(std::max(channel_.timing().CCD_S, channel_.timing().BURST)),
       ring_(64),
       ring_mask_(63),
-      transfers_(64),
-      transfer_mask_(63),
       banks_(std::size_t{spec.bank_groups} * spec.banks_per_group),
       left_at_(spec.queue_depth, 0),
       short_latency_(kShortLatency, 0) {
@@ -39,10 +37,14 @@ void widen(std::vector<T>& ring, std::size_t& mask, std::uint64_t base, std::uin
 }  // namespace
 
 DramController::TransferId DramController::open_transfer() {
-  if (transfer_end_ - transfer_base_ == transfers_.size())
-    widen(transfers_, transfer_mask_, transfer_base_, transfer_end_);
-  transfers_[transfer_end_ & transfer_mask_] = Transfer{};
-  return transfer_end_++;
+  if (free_transfers_.empty()) {
+    transfers_.emplace_back();
+    return transfers_.size() - 1;
+  }
+  const std::uint32_t t = free_transfers_.back();
+  free_transfers_.pop_back();
+  transfers_[t] = Transfer{};
+  return t;
 }
 
 DramController::BurstId DramController::enqueue(const DramAddress* addresses, std::uint32_t n,
@@ -63,7 +65,7 @@ DramController::BurstId DramController::enqueue(const DramAddress* addresses, st
     s.state = write ? kWrite : 0;
   }
   end_ = first + n;
-  transfers_[transfer & transfer_mask_].bursts += n;
+  transfers_[transfer].bursts += n;
   changed_ = true;
   return first;
 }
