@@ -208,7 +208,17 @@ InstrBody Assembler::build_sem(bool wait) {
     ok = t.text[i] >= '0' && t.text[i] <= '9';
     v = v * 10 + static_cast<std::uint32_t>(t.text[i] - '0');
   }
-  if (!ok) throw error(t.column, "sem: expected a semaphore such as s0, got " + quoted(t));
+  if (!ok) {
+    // Operands join across + - *: name the whole of it ("s0 -1"), not its first token.
+    std::string got;
+    for (std::size_t i = s.begin; i < s.end; ++i)
+      got += (i > s.begin && toks_[i].column >
+                                 toks_[i - 1].column + static_cast<int>(toks_[i - 1].text.size())
+                  ? " "
+                  : "") +
+             std::string(toks_[i].text);
+    throw error(t.column, "sem: expected a semaphore such as s0, got '" + got + "'");
+  }
   if (v > UINT16_MAX)
     throw error(t.column,
                 "sem: number out of range: s" + std::to_string(v) + " (expected s0..s65535)");
@@ -218,7 +228,6 @@ InstrBody Assembler::build_sem(bool wait) {
 }
 
 void Assembler::instruction() {
-  mnemonic_ = &toks_[0];
   std::string_view m = mnemonic_->text;
   int col = mnemonic_->column;
   InstrBody body;
@@ -251,10 +260,13 @@ void Assembler::instruction() {
 void Assembler::line(std::string_view text, int line_no) {
   line_no_ = line_no;
   toks_ = tokenize_line(text, prog_.file_name, line_no);
+  mnemonic_ = nullptr;
   if (toks_.empty()) return;
   const Token& first = toks_[0];
   if (first.kind != TokenKind::kIdent)
     throw error(first.column, "expected a mnemonic or a directive, got " + quoted(first));
+  // This line's, directives included: errors about a missing operand point at it.
+  mnemonic_ = &toks_[0];
   if (first.text[0] == '.') {
     directive();
   } else {

@@ -1,3 +1,4 @@
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -211,6 +212,10 @@ void Assembler::split_operands(const Params& params, std::size_t first) {
         bool joins = t.is('+') || t.is('-') || t.is('*') || t.is(':') || t.is(']') || t.is(')') ||
                      p.is('+') || p.is('-') || p.is('*') || p.is(':') || p.is('(') || p.is('[');
         if (!joins) break;
+        // "src=A+ elem=1": the next key=value is not a term of this expression.
+        if ((p.is('+') || p.is('-') || p.is('*')) && t.kind == TokenKind::kIdent && i + 1 < n &&
+            toks_[i + 1].is('='))
+          throw error(p.column, "expected a term after '" + std::string(p.text) + "'");
       }
       if (t.is('[') || t.is('(')) ++depth;
       if ((t.is(']') || t.is(')')) && depth > 0) --depth;
@@ -308,11 +313,17 @@ float Assembler::float_op(std::string_view key) const {
   text += std::string(t.text);
   bool hex = text.find_first_of("xX") != std::string::npos;
   char* stop = nullptr;
+  errno = 0;
   float v = std::strtof(text.c_str(), &stop);
+  // Subnormals are kept (a binary may hold any float, and its text must read back exactly).
+  const bool underflow = errno == ERANGE && v == 0.0f;
   if (hex || *stop != '\0')
     throw error(t.column, what + ": expected a number such as 0.05, got " + quoted(t));
   if (!std::isfinite(v))
     throw error(t.column, what + ": number out of range: " + text + " is not a finite fp32");
+  if (underflow)
+    throw error(t.column, what + ": number out of range: " + text +
+                              " is too small for fp32: it would be read as 0");
   return v;
 }
 

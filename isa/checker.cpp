@@ -195,6 +195,15 @@ class Checker {
     std::uint64_t rows = w.transpose ? w.n : w.k;
     u128 row_bytes = u128{w.transpose ? w.k : w.n} * dtype_bytes(w.dtype);
     range(i, "src", w.src, rows_extent(rows, row_bytes, w.src_stride));
+    // Rows read again (a stride below a row) make a tile larger than the bytes it reads. Only
+    // the streamed side of os and is is unbounded by the array; it must still fit the memory
+    // it streams from.
+    const u128 tile_bytes = rows * row_bytes;
+    if (tile_bytes > capacity(c_, w.src.space))
+      fail(i, "the tile it stages (k=" + std::to_string(w.k) + " x n=" + std::to_string(w.n) +
+                  ", " + hex128(tile_bytes) + " bytes) does not fit the memory it is read from (" +
+                  capacity_key(w.src.space) + " " + number_text(capacity(c_, w.src.space)) +
+                  " bytes)");
     Tiles& t = tiles_[{inst.core, w.mxu}];
     // The shadow buffer holds one staged tile until a matmul switches to it.
     if (t.staged != kNone && c_.core.mxu.weight_double_buffer)

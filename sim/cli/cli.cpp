@@ -1,7 +1,9 @@
 #include "sim/cli/cli.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -46,8 +48,9 @@ const CLI::Validator kPositiveSeconds(
     },
     "SECONDS", "seconds");
 
-void add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
-  cmd->add_option("--set", *overrides, "Override one config key, e.g. --set core.mxu.rows=64")
+CLI::Option* add_overrides(CLI::App* cmd, std::vector<std::string>* overrides) {
+  return cmd
+      ->add_option("--set", *overrides, "Override one config key, e.g. --set core.mxu.rows=64")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
 }
@@ -180,11 +183,12 @@ int run_cli(int argc, char** argv) {
   assemble->add_option("-o,--output", asm_args.output, "Binary to write (.tbin)")
       ->required()
       ->check(kNonEmptyPath);
-  assemble
-      ->add_option("-c,--chip", asm_args.chip,
-                   "Also check the program against this chip (addresses, shapes, semaphores)")
-      ->check(kNonEmptyPath);
-  add_overrides(assemble, &asm_args.overrides);
+  CLI::Option* asm_chip =
+      assemble
+          ->add_option("-c,--chip", asm_args.chip,
+                       "Also check the program against this chip (addresses, shapes, semaphores)")
+          ->check(kNonEmptyPath);
+  add_overrides(assemble, &asm_args.overrides)->needs(asm_chip);  // it changes that chip
 
   DisasmCommandArgs disasm_args;
   CLI::App* disassemble = app.add_subcommand("disasm", "Print a .tbin binary as .tasm text");
@@ -257,33 +261,45 @@ int run_cli(int argc, char** argv) {
                     : verbosity >= 2 ? spdlog::level::trace
                     : verbosity == 1 ? spdlog::level::debug
                                      : spdlog::level::info);
-  try {
-    if (config->parsed()) return run_config(config_args);
-    if (validate->parsed()) return run_validate(validate_args);
-    if (assemble->parsed()) return run_asm(asm_args);
-    if (exec->parsed()) return run_exec(exec_args);
-    if (run->parsed()) return run_run(run_args);
-    if (compile->parsed()) return run_compile(compile_args);
-    if (disassemble->parsed()) return run_disasm(disasm_args);
-    if (sweep->parsed()) return run_sweep(sweep_args);
-  } catch (const InputError& e) {
-    std::cerr << "error: " << one_line(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const NotImplemented& e) {
-    std::cerr << one_line(e.what()) << "\n";
-    return kExitNotImplemented;
-  } catch (const SimError& e) {
-    std::cerr << "simulation error: " << one_line(e.what()) << "\n";
-    return kExitSimError;
-  } catch (const sc_core::sc_report& e) {
-    std::cerr << "simulation error: " << one_line(e.what()) << "\n";
-    return kExitSimError;
-  } catch (const std::exception& e) {
-    // Not expected: every input problem is an InputError. Still one line, never a stack trace.
-    std::cerr << "internal error: " << one_line(e.what()) << "\n";
-    return kExitSimError;
+  const int status = [&] {
+    try {
+      if (config->parsed()) return run_config(config_args);
+      if (validate->parsed()) return run_validate(validate_args);
+      if (assemble->parsed()) return run_asm(asm_args);
+      if (exec->parsed()) return run_exec(exec_args);
+      if (run->parsed()) return run_run(run_args);
+      if (compile->parsed()) return run_compile(compile_args);
+      if (disassemble->parsed()) return run_disasm(disasm_args);
+      if (sweep->parsed()) return run_sweep(sweep_args);
+    } catch (const InputError& e) {
+      std::cerr << "error: " << one_line(e.what()) << "\n";
+      return kExitBadInput;
+    } catch (const NotImplemented& e) {
+      std::cerr << one_line(e.what()) << "\n";
+      return kExitNotImplemented;
+    } catch (const SimError& e) {
+      std::cerr << "simulation error: " << one_line(e.what()) << "\n";
+      return kExitSimError;
+    } catch (const sc_core::sc_report& e) {
+      std::cerr << "simulation error: " << one_line(e.what()) << "\n";
+      return kExitSimError;
+    } catch (const std::exception& e) {
+      // Not expected: every input problem is an InputError. Still one line, never a stack trace.
+      std::cerr << "internal error: " << one_line(e.what()) << "\n";
+      return kExitSimError;
+    }
+    return kExitOk;
+  }();
+  // Results printed to stdout (disasm, --explain, a summary) that did not all get out (a full
+  // disk, a file size limit, a closed pipe) are a failed run, as a failed -o file is.
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "error: cannot write the results to standard output"
+              << (errno ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
+    return status == kExitOk ? kExitBadInput : status;
   }
-  return kExitOk;
+  return status;
 }
 
 std::string one_line(const char* text) {

@@ -152,6 +152,24 @@ int replacing_output(const std::string& output, const std::vector<std::string>& 
   }
 }
 
+void check_output_files(const std::vector<std::string>& outputs,
+                        const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> seen;
+  for (const std::string& output : outputs) {
+    if (output.empty()) continue;
+    for (const std::string& input : inputs)
+      if (!input.empty() && fs::equivalent(input, output, ec))
+        throw InputError(output + ": is an input of this command; write the result elsewhere");
+    // Outputs need not exist yet: compared by their absolute, normalised names.
+    const fs::path name = fs::weakly_canonical(fs::absolute(output, ec), ec);
+    for (const fs::path& other : seen)
+      if (other == name) throw InputError(output + ": named as two outputs of this command");
+    seen.push_back(name);
+  }
+}
+
 void write_file(const std::filesystem::path& path, const std::string& text) {
   write_file(path, [&](std::ostream& out) { out << text; });
 }

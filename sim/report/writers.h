@@ -6,6 +6,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "sim/report/report.h"
 
@@ -23,6 +24,11 @@ void write_file(const std::filesystem::path& path,
 // command's `inputs` is refused first: writing the result there would lose the input.
 int replacing_output(const std::string& output, const std::vector<std::string>& inputs,
                      const std::function<int()>& produce);
+
+// Refuses, before anything runs, an output file that is one of `inputs` or is named twice among
+// `outputs` (empty names are skipped): writing it would lose an input or one of the results.
+void check_output_files(const std::vector<std::string>& outputs,
+                        const std::vector<std::string>& inputs);
 
 std::string terminal_summary(const Report& report);
 std::string report_json(const Report& report);

@@ -109,6 +109,8 @@ int run_run(const RunCommandArgs& args) {
                 graph.ops.size(), graph.tensors.size());
   if (!args.functional && !(args.inputs.empty() && args.dump.empty()))
     throw InputError("--inputs and --dump need --functional (timing mode carries no data)");
+  check_output_files({args.watch.vcd, args.watch.show_out},
+                     {workload_path, resolve_chip_path(args.chip)});
   if (!args.out.empty()) prepare_output_dir(args.out);
   if (!args.dump.empty()) prepare_output_dir(args.dump);
 

@@ -150,6 +150,15 @@ TEST_CASE("asm: missing, unknown and repeated operands", "[isa][asm][errors]") {
         "a_stride, b, b_stride)");
   CHECK(err("mxu.mm mxu0 src=a dst=accmem:0 m=1 k=1 n=1 dtype=bf16 accumulate accumulate") ==
         "t.tasm:4:66: flag 'accumulate' given twice");
+  // A directive's missing operand is reported at the directive, whatever the line before.
+  CHECK(error_of([] {
+          test::assemble(kHead + "        mxu.lw mxu0 src=a k=1 n=1 dtype=bf16\n.region r hbm 0\n");
+        }) == "t.tasm:5:1: .region: missing operand size=");
+  // An operator before the next key=value: the expression is cut short there.
+  CHECK(err("load dma0 dst=a src=H+ elem=1") == "t.tasm:4:22: expected a term after '+'");
+  // Operands join across + - *: the whole of one is quoted, not its first token.
+  CHECK(err("sem.wait mxu0 s0 -1") ==
+        "t.tasm:4:15: sem: expected a semaphore such as s0, got 's0 -1'");
 }
 
 TEST_CASE("asm: wrong operand kinds say what was expected", "[isa][asm][errors]") {
@@ -169,6 +178,13 @@ TEST_CASE("asm: wrong operand kinds say what was expected", "[isa][asm][errors]"
         "t.tasm:4:66: scale: expected a number such as 0.05");
   CHECK(err("vpu.requantize dtype=int8 from=int32 shape=[1,1] dst=a a=a scale=1e39") ==
         "t.tasm:4:66: scale: number out of range: 1e39 is not a finite fp32");
+  // Below the least subnormal fp32 a number would silently read as 0: refused like overflow.
+  CHECK(err("vpu.requantize dtype=int8 from=int32 shape=[1,1] dst=a a=a scale=1e-50") ==
+        "t.tasm:4:66: scale: number out of range: 1e-50 is too small for fp32: it would be read "
+        "as 0");
+  CHECK(std::get<VectorInstr>(
+            one("vpu.requantize dtype=int8 from=int32 shape=[1,1] dst=a a=a scale=1e-40").body)
+            .scale == 1e-40f);
   CHECK(err("load dma0 dst=a src=H elem=4 count=[1,1,1,1,1]") ==
         "t.tasm:4:30: count: expected 1 to 4 entries, got 5");
   CHECK(err("load dma0 dst=a src=H elem=4 count=[2,2] src_stride=[4]") ==

@@ -167,6 +167,24 @@ TEST_CASE("checker: mxu.lw extent follows the transpose flag", "[isa][checker]")
             .find("beyond") != std::string::npos);
 }
 
+TEST_CASE("checker: a streamed weight tile must fit the vmem it is read from", "[isa][checker]") {
+  // Under os the K rows stream, so the array does not bound k; rows read again (stride 0)
+  // would stage k x n values from a few bytes. 16 MiB of vmem holds k x 8 bf16 (16 B) rows
+  // for k up to 1 Mi.
+  ChipSpec chip = test::chip_128();
+  chip.core.mxu.dataflow = Dataflow::kOutputStationary;
+  const std::string lw = "mxu.lw mxu0 src=vmem:0 n=8 dtype=bf16 stride=0 ";
+  CHECK(check_err(lw + "k=" + std::to_string(kVmem / 16) + "\n", chip) == kOk);
+  CHECK(check_err(lw + "k=" + std::to_string(kVmem / 16 + 1) + "\n", chip) ==
+        "t.tasm:2:1: mxu.lw: the tile it stages (k=1048577 x n=8, " + hex(kVmem + 16) +
+            " bytes) does not fit the memory it is read from (core.vmem.capacity " + hex(kVmem) +
+            " bytes)");
+  // Under is the N columns stream: a transposed tile reads N rows of K.
+  chip.core.mxu.dataflow = Dataflow::kInputStationary;
+  CHECK(check_err("mxu.lw mxu0 src=vmem:0 k=8 n=4294967295 dtype=bf16 stride=0 transpose\n", chip)
+            .find("does not fit the memory it is read from") != std::string::npos);
+}
+
 TEST_CASE("checker: mxu.mm keep computes with the tile in use while a later one is staged",
           "[isa][checker]") {
   const std::string a = "mxu.lw mxu0 src=vmem:0 k=128 n=64 dtype=bf16\n";

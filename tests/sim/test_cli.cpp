@@ -310,12 +310,28 @@ TEST_CASE("cli: unusable program and output paths exit 2 with one line, before s
       {"asm '" + folder + "' -o '" + dir.path("x.tbin") + "'", folder + ": is a directory"},
       {"exec '" + folder + "'", folder + ": is a directory"},
       {"exec '" + empty + "'", empty + ":1:1: no instructions"},
-      {"exec " + program + " -c teach-4x4 --functional --dump hbm:0:99999999999=" + dir.path("y.bin"),
+      {"exec " + program +
+           " -c teach-4x4 --functional --dump hbm:0:99999999999=" + dir.path("y.bin"),
        "is outside memory.capacity"},
       {"exec " + program + " -c teach-4x4 --functional --load hbm:0=" + dir.path(""),
        "is a directory"},
       {"exec " + program + " -c teach-4x4 --load hbm:0=" + not_a_dir, "need --functional"},
-      {"exec " + program + " -c teach-4x4 -o '" + not_a_dir + "'", "cannot create output directory"},
+      {"exec " + program + " -c teach-4x4 -o '" + not_a_dir + "'",
+       "cannot create output directory"},
+      // An output onto an input, or named twice, would lose one of them: refused first.
+      {"exec '" + program + "' -c teach-4x4 --functional --dump hbm:0:16=" + program,
+       program + ": is an input of this command"},
+      {"exec " + program + " -c teach-4x4 --vcd ./" + program, "is an input of this command"},
+      {"exec " + program + " -c teach-4x4 --functional --load hbm:0=" + not_a_dir +
+           " --dump hbm:0:1=" + not_a_dir,
+       not_a_dir + ": is an input of this command"},
+      {"exec " + program + " -c teach-4x4 --functional --dump hbm:0:4=" + dir.path("z.bin") +
+           " --dump hbm:8:4=" + dir.path(".") + "/z.bin",
+       "z.bin: named as two outputs of this command"},
+      {"run -c teach-4x4 -w gemm-2048 --vcd configs/chips/teach-4x4.yaml",
+       "configs/chips/teach-4x4.yaml: is an input of this command"},
+      {"asm " + program + " -o " + dir.path("x.tbin") + " --set core.mxu.rows=8",
+       "--set requires --chip"},
   };
   for (const auto& [args, message] : cases) {
     INFO(args);
@@ -324,6 +340,21 @@ TEST_CASE("cli: unusable program and output paths exit 2 with one line, before s
     CHECK(r.err_lines() == 1);
     CHECK_THAT(r.err, Catch::Contains(message));
   }
+}
+
+TEST_CASE("cli: results that cannot all be written to stdout are a failed run", "[cli][isa]") {
+  // disasm prints to stdout unless -o is given: a full disk must not pass for success.
+  TempDir dir;
+  const std::string err = dir.path("err");
+  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 60 '" TPUSIM_EXE
+                              "' disasm isa/examples/teach-4x4.tasm > /dev/full 2> '" +
+                              err + "'";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(slurp(err) ==
+        "error: cannot write the results to standard output: No space left on device\n");
+  CHECK(run_tpusim("disasm isa/examples/teach-4x4.tasm").exit_code == 0);
 }
 
 // (No ';' in test names: catch_discover_tests cuts the name there and the test never runs.)
