@@ -40,6 +40,7 @@ RunResult Chip::run() {
     r.end = std::max(r.end, core->sequencer().done_at());
   }
   r.cycles = ctx_.cycles_covering(r.end);
+  memory_->end_run(ctx_.cycles(r.cycles));
   return r;
 }
 

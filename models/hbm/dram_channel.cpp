@@ -89,12 +89,17 @@ void DramChannel::refresh(std::uint64_t at) {
   // Precharge-all first: open banks close once their tRAS/tRTP/tWR allow, then tRP.
   std::uint64_t start = std::max(at, frontier_);
   bool any_open = false;
+  std::uint64_t closed_ready = 0;  // every closed bank's tRP after its precharge (and tRC, tRFC)
   for (const Bank& b : banks_) {
-    if (b.open_row < 0) continue;
+    if (b.open_row < 0) {
+      closed_ready = std::max(closed_ready, b.next_act);
+      continue;
+    }
     any_open = true;
     start = std::max(start, b.next_pre);
   }
   if (any_open) start += t_.RP;
+  start = std::max(start, closed_ready);
   for (Bank& b : banks_) {
     b.open_row = -1;
     b.next_act = std::max(b.next_act, start + t_.RFC);

@@ -100,6 +100,14 @@ class DramController {
   // The caller has read the transfer's result; its storage may be reused.
   void release(TransferId t) { free_transfers_.push_back(static_cast<std::uint32_t>(t)); }
 
+  // The run ends at `cycle`: performs the refreshes that fell due before it after the last
+  // command (refresh is otherwise issued only ahead of a command), so the statistics count a
+  // quiet tail's refreshes too.
+  void end_run(std::uint64_t cycle) {
+    advance(cycle);
+    if (cycle > 0) channel_.refresh_until(cycle - 1);
+  }
+
   // Enqueues `batch` (oldest first) and advances until all of it is done, filling in `done`
   // and `outcome`; returns the latest `done`. For tests and one-shot use.
   std::uint64_t schedule(std::vector<DramRequest>& batch);

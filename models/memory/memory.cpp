@@ -204,6 +204,11 @@ bool Memory::dram_decide(Transaction& t) {
   return true;
 }
 
+void Memory::end_run(const sc_core::sc_time& end) {
+  const std::uint64_t cycle = dram_cycle_at(end.to_seconds(), dram_ck_hz_);
+  for (DramController& controller : dram_) controller.end_run(cycle);
+}
+
 void Memory::finish(Transaction& t) {
   const sc_core::sc_time arrival(t.arrival_s, sc_core::SC_SEC), done(t.done_s, sc_core::SC_SEC);
   stats_[t.op].latency_ps += ctx_.ps(done - arrival);

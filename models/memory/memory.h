@@ -40,7 +40,7 @@ struct MemoryStats {
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
   // memory.model hbm: ACT commands and bytes on the DRAM data bus (whole bursts), for energy
   std::uint64_t activates = 0, burst_bytes = 0;
-  std::uint64_t noc_byte_hops = 0;  // bytes x links crossed, for NoC energy
+  std::uint64_t noc_byte_hops = 0;  // bytes x hops (crossbar 1, mesh its links), for NoC energy
 
   template <class V>
   void visit(V& v) {
@@ -98,6 +98,9 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
               const sc_core::sc_time& at, std::uint32_t op, std::uint32_t core) override;
   bool ready(Ticket ticket) override;
   sc_core::sc_time complete(Ticket ticket) override;
+
+  // The run is over at `end`: the DRAM controllers settle what fell due until then (refresh).
+  void end_run(const sc_core::sc_time& end);
 
   const PerOpStats<MemoryStats>& stats() const { return stats_; }
   const SimpleMemoryTiming& timing() const { return timing_; }

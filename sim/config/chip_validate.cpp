@@ -39,6 +39,13 @@ void validate_address_mapping(const std::string& mapping) {
 void validate_dram(const DramSpec& d, const MemorySpec& memory) {
   check((d.bus_width_bits * d.burst_length) % 8 == 0, "memory.hbm.burst_length",
         "bus_width_bits x burst_length must be a whole number of bytes");
+  // A burst holds the bus for whole DRAM cycles; a fraction left over would make the peak
+  // (transfers_per_clock x clock x bus width) unreachable.
+  check(d.transfers_per_clock > 0 && d.burst_length % d.transfers_per_clock == 0,
+        "memory.hbm.transfers_per_clock",
+        "burst_length (" + std::to_string(d.burst_length) +
+            ") must be a multiple of transfers_per_clock (" +
+            std::to_string(d.transfers_per_clock) + "): a burst takes whole DRAM cycles");
   const DramTiming& t = d.timing;
   const auto ck = [&](const Duration& x) { return x.cycles(d.clock).value(); };
   check(ck(t.tRAS) >= ck(t.tRCD), "memory.hbm.timing.tRAS",
@@ -62,6 +69,7 @@ void validate_dram(const DramSpec& d, const MemorySpec& memory) {
             " tCK), or a refresh could leave no time to open a row and read it");
   check(ck(t.tCCD_L) >= ck(t.tCCD_S), "memory.hbm.timing.tCCD_L", "tCCD_L must be >= tCCD_S");
   check(ck(t.tRRD_L) >= ck(t.tRRD_S), "memory.hbm.timing.tRRD_L", "tRRD_L must be >= tRRD_S");
+  check(ck(t.tWTR_L) >= ck(t.tWTR_S), "memory.hbm.timing.tWTR_L", "tWTR_L must be >= tWTR_S");
   validate_address_mapping(d.address_mapping);
   check(memory.capacity <= d.capacity(), "memory.capacity",
         format_size(memory.capacity) + " exceeds the " + format_size(d.capacity()) +

@@ -84,11 +84,13 @@ json energy_json(const EnergyBreakdown& e, bool with_static) {
 std::string memory_system_lines(const Report& r) {
   std::string out;
   if (!r.channels.empty()) {
-    double bw = 0, latency = 0, p99 = 0, refresh = 0;
+    double bw = 0, latency = 0, p99 = 0, refresh = 0, bytes = 0;
     std::uint64_t hits = 0, misses = 0, conflicts = 0;
     for (const ChannelReport& c : r.channels) {
       bw += c.bandwidth;
+      // Each channel's mean over its bursts, weighted by its bursts (bus bytes, whole bursts).
       latency += c.avg_latency_s * double(c.read_bytes + c.write_bytes);
+      bytes += double(c.read_bytes + c.write_bytes);
       p99 = std::max(p99, c.p99_latency_s);
       refresh = std::max(refresh, c.refresh_s);
       hits += c.row_hits;
@@ -96,7 +98,6 @@ std::string memory_system_lines(const Report& r) {
       conflicts += c.row_conflicts;
     }
     const double bursts = double(hits + misses + conflicts);
-    const double bytes = double(r.hbm_read_bytes + r.hbm_write_bytes);
     out += "  DRAM         " + std::to_string(r.channels.size()) + " channels, " +
            scaled(bw, "B/s") + "; rows hit " + percent(bursts > 0 ? hits / bursts : 0) + ", miss " +
            percent(bursts > 0 ? misses / bursts : 0) + ", conflict " +

@@ -277,6 +277,21 @@ TEST_CASE("chip config: cross-field rules each reject at their boundary", "[conf
                Catch::EndsWith("memory.hbm.timing.tRAS: tRAS (13 tCK) must be at least tRCD (14 tCK): "
                                "a row stays open until its first column access"));
   }
+  SECTION("a burst takes whole DRAM cycles, and same-group turnaround is no shorter") {
+    TempDir dir;
+    const std::string path = write_chip(dir);
+    // BL4 at 2 transfers per clock: 2 cycles. At 3 it would hold the bus 4/3 cycles.
+    CHECK_NOTHROW(load_chip_config(path, {"memory.hbm.transfers_per_clock=4"}));
+    CHECK(
+        error_of([&] { load_chip_config(path, {"memory.hbm.transfers_per_clock=3"}); }) ==
+        "--set memory.hbm.transfers_per_clock=3: memory.hbm.transfers_per_clock: burst_length (4) "
+        "must "
+        "be a multiple of transfers_per_clock (3): a burst takes whole DRAM cycles");
+    CHECK_NOTHROW(load_chip_config(path, {"memory.hbm.timing.tWTR_L=6 cycles"}));
+    CHECK(error_of([&] { load_chip_config(path, {"memory.hbm.timing.tWTR_L=5 cycles"}); }) ==
+          "--set memory.hbm.timing.tWTR_L=5 cycles: memory.hbm.timing.tWTR_L: tWTR_L must be >= "
+          "tWTR_S");
+  }
   SECTION("tREFI leaves time to serve a request between refreshes") {
     TempDir dir;
     const std::string path = write_chip(dir);

@@ -6,6 +6,7 @@
 
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -27,17 +28,19 @@ constexpr double kV4iPeak = 2 * 8 * 2 * 8.0 * 2 * 1.2e9;  // 614.4 GB/s
 // tpu-v1: 2 DDR3-2133 channels x 64 bits x 2 transfers x 1066.67 MHz.
 constexpr double kV1Peak = 2 * 8.0 * 2 * 1066.67e6;  // 34.13 GB/s
 
+// Runs `program` and returns its report.json; the terminal summary goes to `summary`, if given.
 json exec(const TempDir& dir, const std::string& chip, const std::string& program,
-          const std::string& sets) {
+          const std::string& sets, std::string* summary = nullptr) {
   const std::string source = dir.write("p.tasm", program);
   const std::string out = dir.path("out");
   const std::string command = "timeout 120 '" TPUSIM_EXE "' exec -q -c " + chip + " '" + source +
-                              "' -o '" + out + "' " + sets + " > /dev/null 2> '" + dir.path("err") +
-                              "'";
+                              "' -o '" + out + "' " + sets + " > '" + dir.path("stdout") +
+                              "' 2> '" + dir.path("err") + "'";
   const int status = std::system(command.c_str());
   INFO(slurp(dir.path("err")));
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);
+  if (summary) *summary = slurp(dir.path("stdout"));
   return json::parse(slurp(out + "/report.json"));
 }
 
@@ -389,4 +392,45 @@ TEST_CASE("memory: a unit woken between clock edges starts on the next edge, not
   }
   REQUIRE(lw_start >= 0);
   CHECK(lw_start >= store_end - 1e-9);
+}
+
+TEST_CASE("memory: refreshes are counted to the end of the run, a quiet tail included",
+          "[memory][hbm][exec]") {
+  // A strided load, 4 B out of every 64 (so 1024 bursts of 32 B move 8x the bytes asked, over
+  // every channel of tpu-v4i), then about 80 us of matmuls with no memory traffic. HBM2-2400:
+  // tREFI 3.9 us = 4680 tCK, tRFC 350 ns = 420 tCK at 1.2 GHz; all-bank refresh falls due at k x
+  // tREFI, k >= 1, whether or not commands follow.
+  std::ostringstream p;
+  p << ".op 0 mm \"mm\"\n.core 0\nload dma0 dst=vmem:0 src=hbm:0 elem=4 count=[1024] "
+       "src_stride=[64] dst_stride=[4]\n"
+       "sem.signal dma0 s0\nsem.wait mxu0 s0\nmxu.lw mxu0 src=vmem:0 k=128 n=128 dtype=bf16\n";
+  for (int i = 0; i < 20; ++i)
+    p << "mxu.mm mxu0 src=vmem:0 dst=accmem:0 m=4096 k=128 n=128 dtype=bf16\n";
+  p << "halt\n";
+  TempDir dir;
+  std::string summary;
+  const json r = exec(dir, "tpu-v4i", p.str(), "--set memory.model=hbm", &summary);
+  const double ck = 1.2e9, refi = 4680, rfc = 420;
+  const double seconds = r["seconds"].get<double>();
+  // The run's last DRAM cycle, rounded as the memory rounds times to its clock edges.
+  const auto end = static_cast<std::uint64_t>(std::ceil(seconds * ck - 1e-6));
+  const double refreshes = std::floor(double(end - 1) / refi);
+  REQUIRE(refreshes >= 15);  // the matmuls keep the run long after the load
+  REQUIRE(r["memory_channels"].size() == 32);
+  for (const json& c : r["memory_channels"])
+    CHECK(c["refresh_s"].get<double>() == Approx(refreshes * rfc / ck));
+  // The summary's burst latency is the mean over bursts: each channel's mean weighted by its
+  // bursts (bus bytes), not by the bytes the program asked for.
+  double weighted = 0, bytes = 0;
+  for (const json& c : r["memory_channels"]) {
+    const double b =
+        double(c["read_bytes"].get<std::uint64_t>() + c["write_bytes"].get<std::uint64_t>());
+    weighted += c["avg_latency_s"].get<double>() * b;
+    bytes += b;
+  }
+  const double ns = weighted / bytes * 1e9;
+  REQUIRE(ns > 10);
+  const auto at = summary.find("burst latency avg ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(summary.substr(at + 18)) == Approx(ns).epsilon(0.01));
 }
