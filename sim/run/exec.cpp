@@ -1,10 +1,11 @@
 // `tpusim exec`: simulate an assembled program on a chip and report.
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <iostream>
+#include <iterator>
 
 #include <spdlog/spdlog.h>
 
@@ -128,11 +129,17 @@ int run_exec(const ExecCommandArgs& args) {
     }
   };
   request.after = [&](models::BackingStore& store) {
-    for (const MemoryImage& image : dumps) {
-      std::vector<std::uint8_t> data(image.bytes);
-      store.read(image.addr, data.data(), data.size());
-      write_file(image.file, std::string(data.begin(), data.end()));
-    }
+    // In pieces: a dump may cover gigabytes of memory that was never written.
+    for (const MemoryImage& image : dumps)
+      write_file(image.file, [&](std::ostream& out) {
+        std::vector<std::uint8_t> piece(std::min<std::uint64_t>(image.bytes, 1 << 20));
+        for (std::uint64_t done = 0; done < image.bytes && out;) {
+          const std::uint64_t n = std::min<std::uint64_t>(piece.size(), image.bytes - done);
+          store.read(image.addr + done, piece.data(), n);
+          out.write(reinterpret_cast<const char*>(piece.data()), static_cast<std::streamsize>(n));
+          done += n;
+        }
+      });
   };
   return simulate(request);
 }
