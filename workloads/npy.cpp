@@ -321,8 +321,12 @@ TensorData random_tensor(const Tensor& tensor, std::uint64_t seed, std::int64_t 
 std::map<std::string, TensorData> random_inputs(const Graph& graph, std::uint64_t seed) {
   std::vector<std::int64_t> max_value(graph.tensors.size(), -1);
   for (const Op& op : graph.ops)
-    if (op.kind == OpKind::kEmbedding && op.inputs.size() == 2)
-      max_value[op.inputs[1]] = graph.tensor(op.inputs[0]).shape.at(0) - 1;
+    if (op.kind == OpKind::kEmbedding && op.inputs.size() == 2) {
+      // Indices read by several tables must fit the smallest.
+      const std::int64_t last_row = graph.tensor(op.inputs[0]).shape.at(0) - 1;
+      std::int64_t& m = max_value[op.inputs[1]];
+      m = m < 0 ? last_row : std::min(m, last_row);
+    }
   std::map<std::string, TensorData> out;
   for (std::size_t i = 0; i < graph.tensors.size(); ++i) {
     const Tensor& t = graph.tensors[i];

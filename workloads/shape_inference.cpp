@@ -274,15 +274,22 @@ void check_unused_attrs(const Op& op) {
   reject(a.causal, k == OpKind::kSoftmax, "causal");
   reject(a.epsilon != d.epsilon, k == OpKind::kLayerNorm, "epsilon");
   reject(a.scale != d.scale || a.to != d.to, k == OpKind::kRequantize, "scale/to");
-  if (k == OpKind::kRequantize && !(std::isfinite(a.scale) && a.scale > 0))
-    fail(op, "scale must be a finite number above 0, got " + std::to_string(a.scale));
+  // Both are fp32 on the vector unit: checked as the fp32 they become (1e39 is inf, 1e-46 is 0).
+  const auto g = [](double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  };
+  const auto f32 = [](double v) { return static_cast<float>(v); };
+  if (k == OpKind::kRequantize && !(std::isfinite(f32(a.scale)) && f32(a.scale) > 0))
+    fail(op, "scale must be a finite fp32 above 0, got " + g(a.scale));
   if (k == OpKind::kRequantize && a.to != DType::kInt8 && a.to != DType::kInt16)
     fail(op, "to must be int8 or int16, got " + std::string(dtype_name(a.to)));
   reject(!a.shape.empty(), k == OpKind::kReshape, "shape");
   reject(!a.perm.empty(), k == OpKind::kTranspose, "perm");
   reject(a.axis != 0, k == OpKind::kConcat, "axis");
-  if (k == OpKind::kLayerNorm && !(a.epsilon > 0 && a.epsilon < 1))
-    fail(op, "epsilon must be in (0, 1), got " + std::to_string(a.epsilon));
+  if (k == OpKind::kLayerNorm && !(f32(a.epsilon) > 0 && a.epsilon < 1))
+    fail(op, "epsilon must be in (0, 1) and above 0 as an fp32, got " + g(a.epsilon));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -91,6 +92,7 @@ class Builder {
   void read_repeat(const YAML::Node& node, Scope& scope);
   void read_window(const MapReader& r, OpAttrs& a, bool conv) const;
   void add_bias(const MapReader& r, const Scope& scope, Op& op, std::int64_t features);
+  std::optional<TensorId> implicit_bias_;  // "bias: true" of the op being read
   void bind_output(const MapReader& r, Scope& scope, Op& op, const std::string& local);
 
   std::string file_;
@@ -288,6 +290,7 @@ void Builder::add_bias(const MapReader& r, const Scope& scope, Op& op, std::int6
              TensorRole::kWeight,
              location(n, file_)};
     op.inputs.push_back(add_tensor(std::move(b)));
+    implicit_bias_ = op.inputs.back();  // takes the output's dtype once it is bound
     return;
   }
   if (op.inputs.size() == 3) r.fail("bias", "given twice: as a third input and as bias");
@@ -316,6 +319,9 @@ void Builder::bind_output(const MapReader& r, Scope& scope, Op& op, const std::s
     op.output = id;
   }
   written_[op.output] = true;
+  // An output declared wider than inferred (a bf16 matmul into fp32): its bias is declared so too.
+  if (implicit_bias_) g_.tensors[*implicit_bias_].dtype = g_.tensors[op.output].dtype;
+  implicit_bias_.reset();
 }
 
 void Builder::read_op(const YAML::Node& node, Scope& scope) {

@@ -119,6 +119,7 @@ int run_run(const RunCommandArgs& args) {
   options.overlap_operators = !args.no_overlap;
   if (args.functional) {
     check_functional_data_fits(graph, chip.spec);
+    if (!args.inputs.empty() || !args.dump.empty()) check_npy_file_names(graph);
     data = prepare_functional_data(graph, args.inputs, args.seed);
     options.index_values = data.indices;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 
@@ -78,6 +79,33 @@ void for_each_element(const TensorPlacement& t, F f) {
 
 }  // namespace
 
+std::string npy_file_name(const std::string& tensor) {
+  std::string name;
+  for (const char c : tensor) {
+    const bool plain =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    name += plain ? c : '_';
+  }
+  if (name.empty())
+    name = "_";
+  else if (name[0] == '.')
+    name[0] = '_';
+  return name + ".npy";
+}
+
+void check_npy_file_names(const workloads::Graph& graph) {
+  std::map<std::string, std::string> owner;
+  for (const workloads::Tensor& t : graph.tensors) {
+    if (t.role == workloads::TensorRole::kActivation) continue;
+    const auto [it, fresh] = owner.emplace(npy_file_name(t.name), t.name);
+    if (!fresh)
+      throw InputError("tensors '" + it->second + "' and '" + t.name + "' would share the file " +
+                       it->first +
+                       " under --inputs or --dump (characters other than letters, "
+                       "digits, '.', '_' and '-' are written as '_')");
+  }
+}
+
 FunctionalData prepare_functional_data(const workloads::Graph& graph, const std::string& inputs_dir,
                                        std::uint64_t seed) {
   FunctionalData data;
@@ -88,7 +116,8 @@ FunctionalData prepare_functional_data(const workloads::Graph& graph, const std:
     // A misspelt file name would otherwise leave its tensor to the generated data unnoticed.
     // Names of other tensors (a --dump directory's outputs) are allowed and not read.
     std::vector<std::string> names;
-    for (const workloads::Tensor& t : graph.tensors) names.push_back(t.name);
+    for (const workloads::Tensor& t : graph.tensors)
+      names.push_back(fs::path(npy_file_name(t.name)).stem().string());
     std::vector<fs::path> files;
     for (const fs::directory_entry& entry : fs::directory_iterator(inputs_dir, ec))
       if (entry.path().extension() == ".npy") files.push_back(entry.path());
@@ -102,7 +131,7 @@ FunctionalData prepare_functional_data(const workloads::Graph& graph, const std:
   }
   for (const workloads::Tensor& t : graph.tensors) {
     if (t.role != workloads::TensorRole::kInput && t.role != workloads::TensorRole::kWeight) continue;
-    const fs::path file = fs::path(inputs_dir) / (t.name + ".npy");
+    const fs::path file = fs::path(inputs_dir) / npy_file_name(t.name);
     std::error_code ec;
     if (!inputs_dir.empty() && fs::exists(file, ec) && !fs::is_regular_file(file, ec))
       throw InputError(file.string() + ": not a file (--inputs reads NAME.npy files)");
@@ -113,7 +142,15 @@ FunctionalData prepare_functional_data(const workloads::Graph& graph, const std:
   }
   for (const workloads::Op& op : graph.ops) {
     if (op.kind != workloads::OpKind::kEmbedding) continue;
-    const std::string& name = graph.tensor(op.inputs[1]).name;
+    const workloads::Tensor& ids = graph.tensor(op.inputs[1]);
+    const std::string& name = ids.name;
+    // The lowering places the gathered rows from the index values it is given, so they must be
+    // known before the run: data of the graph's, not values an operator computes.
+    if (ids.role != workloads::TensorRole::kInput && ids.role != workloads::TensorRole::kWeight)
+      throw NotImplemented("--functional: embedding '" + op.name + "' reads its indices from '" +
+                           name +
+                           "', which an operator computes; functional mode takes indices "
+                           "only from the graph's inputs");
     auto it = data.tensors.find(name);
     if (it == data.tensors.end()) continue;
     std::vector<std::int64_t> values;
@@ -166,7 +203,7 @@ void dump_tensors(models::BackingStore& store, const isa::Lowered& lowered, cons
     for (std::int64_t d : t.shape) total *= static_cast<std::uint64_t>(d);
     out.values.resize(total);
     for_each_element(t, [&](std::uint64_t at, std::uint64_t i) { out.values[i] = decode(&bytes[at * e], t.dtype); });
-    workloads::write_npy((fs::path(dir) / (t.name + ".npy")).string(), out);
+    workloads::write_npy((fs::path(dir) / npy_file_name(t.name)).string(), out);
   }
 }
 

@@ -21,6 +21,13 @@ struct FunctionalData {
   std::map<std::string, std::vector<std::int64_t>> indices;  // embedding indices, for the lowering
 };
 
+// The file a tensor is read from or dumped to under a directory: NAME.npy, with every character
+// but letters, digits, '.', '_' and '-' written as '_' (and a leading '.' too), so a name such
+// as "enc/x" or a CSV layer "../x" stays a file inside the directory.
+std::string npy_file_name(const std::string& tensor);
+// Refuses, before anything runs, two inputs, weights or outputs that would share a file.
+void check_npy_file_names(const workloads::Graph& graph);
+
 // Inputs and weights from `inputs_dir`/NAME.npy where present (empty dir: none), the rest from
 // the seed. Bad files are InputErrors naming the file.
 FunctionalData prepare_functional_data(const workloads::Graph& graph, const std::string& inputs_dir,

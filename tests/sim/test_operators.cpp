@@ -224,3 +224,84 @@ ops:
     CHECK(o.worst < 1e-5);
   }
 }
+
+TEST_CASE("run: embedding indices come from the graph's inputs, generated to fit every table",
+          "[run]") {
+  // Two tables read the same generated indices: each index must fit the smaller table.
+  check_exact_on({"tpu-v4i"}, R"(name: two_tables
+dtype: bf16
+tensors:
+  - {name: small, shape: [3, 6], role: weight}
+  - {name: big, shape: [50, 6], role: weight}
+  - {name: ids, shape: [8], dtype: int32, role: input}
+  - {name: a, role: output}
+  - {name: b, role: output}
+ops:
+  - {name: a, op: embedding, inputs: [small, ids]}
+  - {name: b, op: embedding, inputs: [big, ids]}
+)",
+                 2 * 8 * 6);
+  // Indices an operator computes are not known when the gathers are placed: refused, exit 3,
+  // never gathered from placeholder rows.
+  const Outcome o = run_and_compare("teach-4x4", R"(name: computed_ids
+dtype: int8
+tensors:
+  - {name: t, shape: [10, 4], role: weight}
+  - {name: i, shape: [2, 3], role: input, dtype: int32}
+  - {name: o, role: output}
+ops:
+  - {name: r, op: reshape, inputs: [i], shape: [6]}
+  - {name: o, op: embedding, inputs: [t, r]}
+)");
+  CHECK(o.exit_code == 3);
+  CHECK(o.err ==
+        "--functional: embedding 'o' reads its indices from 'r', which an operator computes; "
+        "functional mode takes indices only from the graph's inputs\n");
+}
+
+TEST_CASE("run: --dump and --inputs file names stay inside their directory", "[run]") {
+  tpusim::test::TempDir dir;
+  const std::string graph = dir.write("g.yaml", R"(name: names
+dtype: bf16
+tensors:
+  - {name: enc/x, shape: [4, 8], role: input}
+  - {name: dec/y, shape: [4, 8], role: output}
+ops:
+  - {name: dec/y, op: relu, inputs: [enc/x]}
+)");
+  const std::string dump = dir.path("a/dump");
+  const std::string run = "timeout 60 '" TPUSIM_EXE "' run -q -c tpu-v4i -w '" + graph +
+                          "' --functional --dump '" + dump + "' > /dev/null 2> '" +
+                          dir.path("err") + "'";
+  REQUIRE(std::system(run.c_str()) == 0);
+  CHECK(std::filesystem::is_regular_file(dump + "/enc_x.npy"));
+  CHECK(std::filesystem::is_regular_file(dump + "/dec_y.npy"));
+  // A SCALE-Sim layer name is free text: "../x" must not climb out of the directory.
+  const std::string csv = dir.write("t.csv", "Layer, M, N, K,\n../x, 4, 5, 6,\n");
+  const std::string layer = "timeout 60 '" TPUSIM_EXE "' run -q -c tpu-v4i -w '" + csv +
+                            "' --functional --dump '" + dir.path("b/dump") + "' > /dev/null 2>&1";
+  REQUIRE(std::system(layer.c_str()) == 0);
+  CHECK(std::filesystem::is_regular_file(dir.path("b/dump/_._x.c.npy")));
+  CHECK_FALSE(std::filesystem::exists(dir.path("b/x.c.npy")));
+  // Read back through --inputs under the same names.
+  const std::string again = "timeout 60 '" TPUSIM_EXE "' run -q -c tpu-v4i -w '" + graph +
+                            "' --functional --inputs '" + dump + "' > /dev/null 2>&1";
+  CHECK(std::system(again.c_str()) == 0);
+  // Two tensors that would share a file are refused before the run.
+  const std::string clash = dir.write("c.yaml", R"(name: clash
+dtype: bf16
+tensors:
+  - {name: a/b, shape: [4, 8], role: input}
+  - {name: a_b, role: output}
+ops:
+  - {name: a_b, op: relu, inputs: [a/b]}
+)");
+  const std::string refused = "timeout 60 '" TPUSIM_EXE "' run -q -c tpu-v4i -w '" + clash +
+                              "' --functional --dump '" + dump + "' > /dev/null 2> '" +
+                              dir.path("err") + "'";
+  const int status = std::system(refused.c_str());
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(tpusim::test::slurp(dir.path("err")) ==
+        "error: tensors 'a/b' and 'a_b' would share the file a_b.npy under --inputs or --dump "
+        "(characters other than letters, digits, '.', '_' and '-' are written as '_')\n");
+}

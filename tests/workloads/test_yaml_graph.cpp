@@ -195,7 +195,15 @@ TEST_CASE("yaml: bad input gives one line at file:line:col", "[workloads][yaml][
         "g.yaml:4:5: op 'q' (requantize): scale: missing: requantize multiplies by it before "
         "rounding");
   CHECK(error_of(acc + "  - {name: q, op: requantize, inputs: [a], scale: 0}\n") ==
-        "g.yaml:4:5: op 'q' (requantize): scale must be a finite number above 0, got 0.000000");
+        "g.yaml:4:5: op 'q' (requantize): scale must be a finite fp32 above 0, got 0");
+  // Checked as the fp32 the vector unit uses: 1e39 overflows it, 1e-46 rounds to 0.
+  CHECK(error_of(acc + "  - {name: q, op: requantize, inputs: [a], scale: 1e39}\n") ==
+        "g.yaml:4:5: op 'q' (requantize): scale must be a finite fp32 above 0, got 1e+39");
+  CHECK(error_of(acc + "  - {name: q, op: requantize, inputs: [a], scale: 1e-46}\n") ==
+        "g.yaml:4:5: op 'q' (requantize): scale must be a finite fp32 above 0, got 1e-46");
+  CHECK(error_of(head + "  - {name: n, op: layernorm, inputs: [x], epsilon: 1e-50}\n") ==
+        "g.yaml:4:5: op 'n' (layernorm): epsilon must be in (0, 1) and above 0 as an fp32, got "
+        "1e-50");
   CHECK(error_of(acc + "  - {name: q, op: requantize, inputs: [a], scale: 1, to: int32}\n") ==
         "g.yaml:4:58: op 'q' (requantize): to: expected int8 or int16, got 'int32'");
   CHECK(error_of(head + "  - {name: q, op: requantize, inputs: [x], scale: 1}\n") ==
@@ -243,4 +251,22 @@ TEST_CASE("yaml: repeat block errors", "[workloads][yaml][errors]") {
                              "      {repeat: {count: 10000, input: x, output: y, ops: [{name: y, "
                              "op: relu, inputs: [x]}]}}]}\n"),
              Contains("the graph expands to more than 100000 operators"));
+}
+
+TEST_CASE("yaml: bias: true takes the dtype the output is declared with", "[workloads][yaml]") {
+  // A bf16 linear into a declared fp32 output (the accumulator's type): its bias is fp32 too,
+  // as for an explicit bias, which must have the output's dtype.
+  const Graph g = parse_graph_yaml(R"(name: b
+tensors:
+  - {name: x, shape: [4, 8], dtype: bf16, role: input}
+  - {name: y, shape: [4, 5], dtype: fp32, role: output}
+ops:
+  - {name: l, op: linear, inputs: [x], features: 5, bias: true, output: y}
+  - {name: m, op: linear, inputs: [x], features: 5, bias: true}
+)",
+                                   "g.yaml");
+  CHECK(g.tensor(g.ops[0].inputs.at(2)).dtype == DType::kFp32);
+  CHECK(g.tensor(g.ops[0].inputs.at(1)).dtype == DType::kBf16);
+  // Without a declared output, the inferred one: bf16.
+  CHECK(g.tensor(g.ops[1].inputs.at(2)).dtype == DType::kBf16);
 }
