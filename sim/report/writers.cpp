@@ -140,10 +140,8 @@ void write_file(const std::filesystem::path& path,
 
 int replacing_output(const std::string& output, const std::vector<std::string>& inputs,
                      const std::function<int()>& produce) {
+  check_output_files({output}, inputs);
   std::error_code ec;
-  for (const std::string& input : inputs)
-    if (!output.empty() && !input.empty() && std::filesystem::equivalent(input, output, ec))
-      throw InputError(output + ": is an input of this command; write the result elsewhere");
   try {
     return produce();
   } catch (...) {

@@ -1,0 +1,155 @@
+// The program commands as a user runs them (asm, disasm, exec): round trips, bad programs, and
+// the outputs they write or refuse to write.
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tests/sim/cli_support.h"
+#include "tests/sim/test_support.h"
+
+using tpusim::test::Result;
+using tpusim::test::run_tpusim;
+using tpusim::test::slurp;
+using tpusim::test::TempDir;
+
+TEST_CASE("cli: asm and disasm round-trip an example byte for byte", "[cli][isa]") {
+  TempDir dir;
+  const std::string first = dir.path("a.tbin"), text = dir.path("a.tasm"),
+                    second = dir.path("b.tbin");
+  const Result assembled =
+      run_tpusim("asm isa/examples/gemm-double-buffered.tasm -o '" + first + "' -c tpu-v4i");
+  REQUIRE(assembled.exit_code == 0);
+  REQUIRE(run_tpusim("disasm '" + first + "' -o '" + text + "'").exit_code == 0);
+  REQUIRE(run_tpusim("asm '" + text + "' -o '" + second + "'").exit_code == 0);
+  CHECK(slurp(first) == slurp(second));
+  CHECK_FALSE(slurp(first).empty());
+  const Result printed = run_tpusim("disasm '" + first + "'");
+  CHECK(printed.exit_code == 0);
+  CHECK(printed.out == slurp(text));
+}
+
+TEST_CASE("cli: bad programs exit 2 with one line and leave no output file", "[cli][isa]") {
+  TempDir dir;
+  const std::string source =
+      dir.write("bad.tasm", ".core 0\nmxu.lw mxu0 src=vmem:0 k=4 n=4 dtype=int7\n");
+  const std::string out = dir.path("bad.tbin");
+  const Result r = run_tpusim("asm '" + source + "' -o '" + out + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("error: " + source + ":2:"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  const std::string junk = dir.write("junk.tbin", "TBIN\x01garbage");
+  const Result d = run_tpusim("disasm '" + junk + "'");
+  CHECK(d.exit_code == 2);
+  CHECK(d.err_lines() == 1);
+  CHECK_THAT(d.err, Catch::Contains("byte"));
+  // A program that does not fit the chip is rejected by the checker, naming the line.
+  const std::string big =
+      dir.write("big.tasm",
+                ".op 0 matmul \"m\"\n.core 0\n.op 0\nmxu.lw mxu0 src=vmem:0 k=8 n=8 dtype=int8\n");
+  const Result c = run_tpusim("asm '" + big + "' -o '" + out + "' -c teach-4x4");
+  CHECK(c.exit_code == 2);
+  CHECK_THAT(c.err, Catch::StartsWith("error: " + big + ":4:"));
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("cli: a failed asm, disasm or compile removes what an earlier one left at -o",
+          "[cli][isa]") {
+  TempDir dir;
+  const std::string bad =
+      dir.write("bad.tasm", ".core 0\nmxu.lw mxu0 src=vmem:0 k=4 n=4 dtype=int7\n");
+  const std::string junk = dir.write("junk.tbin", "TBIN\x01garbage");
+  const std::string graph = dir.write("g.yaml", "name: g\ntensors: [\n");  // cut short
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"asm '" + bad + "' -o ", "old.tbin"},
+      {"disasm '" + junk + "' -o ", "old.tasm"},
+      {"compile -c teach-4x4 -w '" + graph + "' -o ", "old.tasm"},
+      {"compile -c teach-4x4 -w '" + graph + "' -o ", "old.tbin"},
+  };
+  for (const auto& [args, name] : cases) {
+    INFO(args + name);
+    const std::string stale = dir.write(name, "an earlier command's output");
+    const Result r = run_tpusim(args + "'" + stale + "'");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK_FALSE(std::filesystem::exists(stale));
+  }
+  // An output that is one of the inputs is refused before anything, and the input stays.
+  const Result w = run_tpusim("compile -c teach-4x4 -w '" + graph + "' -o '" + graph + "'");
+  CHECK(w.exit_code == 2);
+  CHECK(w.err == "error: " + graph + ": expected a .tasm or .tbin file name\n");
+  CHECK(std::filesystem::exists(graph));
+  const std::string program =
+      dir.write("p.tasm", slurp(TPUSIM_SOURCE_DIR "/isa/examples/teach-4x4.tasm"));
+  const Result a = run_tpusim("asm '" + program + "' -c '" + program + "' -o '" + program + "'");
+  CHECK(a.exit_code == 2);
+  CHECK(a.err ==
+        "error: " + program + ": is an input of this command; write the result elsewhere\n");
+  CHECK(std::filesystem::exists(program));
+}
+
+TEST_CASE("cli: unusable program and output paths exit 2 with one line, before simulating",
+          "[cli][exec]") {
+  TempDir dir;
+  const std::string folder = dir.path("d.tasm");
+  std::filesystem::create_directories(folder);
+  const std::string empty = dir.write("empty.tasm", "; nothing but a comment\n");
+  const std::string program = "isa/examples/teach-4x4.tasm";
+  const std::string not_a_dir = dir.write("file.txt", "x");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"asm '" + folder + "' -o '" + dir.path("x.tbin") + "'", folder + ": is a directory"},
+      {"exec '" + folder + "'", folder + ": is a directory"},
+      {"exec '" + empty + "'", empty + ":1:1: no instructions"},
+      {"exec " + program +
+           " -c teach-4x4 --functional --dump hbm:0:99999999999=" + dir.path("y.bin"),
+       "is outside memory.capacity"},
+      {"exec " + program + " -c teach-4x4 --functional --load hbm:0=" + dir.path(""),
+       "is a directory"},
+      {"exec " + program + " -c teach-4x4 --load hbm:0=" + not_a_dir, "need --functional"},
+      {"exec " + program + " -c teach-4x4 -o '" + not_a_dir + "'",
+       "cannot create output directory"},
+      // An output onto an input, or named twice, would lose one of them: refused first.
+      {"exec '" + program + "' -c teach-4x4 --functional --dump hbm:0:16=" + program,
+       program + ": is an input of this command"},
+      {"exec " + program + " -c teach-4x4 --vcd ./" + program, "is an input of this command"},
+      {"exec " + program + " -c teach-4x4 --functional --load hbm:0=" + not_a_dir +
+           " --dump hbm:0:1=" + not_a_dir,
+       not_a_dir + ": is an input of this command"},
+      {"exec " + program + " -c teach-4x4 --functional --dump hbm:0:4=" + dir.path("z.bin") +
+           " --dump hbm:8:4=" + dir.path(".") + "/z.bin",
+       "z.bin: named as two outputs of this command"},
+      {"run -c teach-4x4 -w gemm-2048 --vcd configs/chips/teach-4x4.yaml",
+       "configs/chips/teach-4x4.yaml: is an input of this command"},
+      {"asm " + program + " -o " + dir.path("x.tbin") + " --set core.mxu.rows=8",
+       "--set requires --chip"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    const Result r = run_tpusim(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Catch::Contains(message));
+  }
+}
+
+TEST_CASE("cli: results that cannot all be written to stdout are a failed run", "[cli][isa]") {
+  // disasm prints to stdout unless -o is given: a full disk must not pass for success.
+  TempDir dir;
+  const std::string err = dir.path("err");
+  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && timeout 60 '" TPUSIM_EXE
+                              "' disasm isa/examples/teach-4x4.tasm > /dev/full 2> '" +
+                              err + "'";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(slurp(err) ==
+        "error: cannot write the results to standard output: No space left on device\n");
+  CHECK(run_tpusim("disasm isa/examples/teach-4x4.tasm").exit_code == 0);
+}
