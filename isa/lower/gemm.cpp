@@ -123,8 +123,9 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   // The bias, widened once to the accumulator type, and a row of sixes for relu6.
   const TensorPlacement* bias = ctx.epilogue_bias;
   const bool relu6 = std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kRelu6) > 0;
-  const bool needs_float =
-      relu6 || std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kGelu) > 0;
+  // Integer sums stay integers through relu and relu6 (a cast to fp32 would lose int32 bits
+  // above 2^24); gelu needs fp32.
+  const bool needs_float = std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kGelu) > 0;
   const DType epi_type = needs_float ? DType::kFp32 : acc_type;
   std::uint64_t bias_len = 0;
   Address bias_raw, bias_wide, six_row;
@@ -195,6 +196,9 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       if (six) e.dma(0, Transfer{false, {six->space, six->base}, six_row, tn * 4, {1}, {0}, {0}});
       prologue.post(e);
       prologue.take(e);
+      if (six && epi_type != DType::kFp32)
+        e.vector(VectorOp::kCast, epi_type, DType::kFp32, 1, static_cast<std::uint32_t>(tn),
+                 {six_row, 0}, {six_row, 0});
       if (bias)
         e.vector(bias->dtype == epi_type ? VectorOp::kMove : VectorOp::kCast, epi_type, bias->dtype,
                  1, static_cast<std::uint32_t>(bias_len), {bias_wide, 0}, {bias_raw, 0});
@@ -345,8 +349,8 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
             e.vector(VectorOp::kMin, cur, cur, rows, cols, acc, acc, {six_row, 0});
           if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, cur, cur, rows, cols, acc, acc);
         }
-        // requantize narrows to int8/int16; an int32 result that went through fp32 (relu6,
-        // gelu) comes back by a cast, which rounds and saturates the same way.
+        // requantize narrows to int8/int16; an int32 result that went through fp32 (gelu)
+        // comes back by a cast, which rounds and saturates the same way.
         if (p.out_dtype == cur)
           e.vector(VectorOp::kMove, cur, cur, rows, cols, out, acc);
         else if (!dtype_is_integer(p.out_dtype) || p.out_dtype == DType::kInt32)

@@ -123,6 +123,18 @@ void lower_elementwise(OpContext& ctx) {
   // Integer sums and products run in the tensors' own type, which wraps (workloads/README.md):
   // through fp32 they would saturate when narrowed, and lose int32 values above 2^24.
   const bool integer = binary && dtype_is_integer(ot) && xt == ot && bt == ot;
+  // relu and relu6 of an integer tensor clamp in its own type, for the same reason.
+  const bool integer_clamp =
+      (kind == OpKind::kRelu || kind == OpKind::kRelu6) && dtype_is_integer(ot) && xt == ot;
+  if (integer || integer_clamp) p.scratch_bytes_per_row = 0;
+  Address int_six{};
+  if (integer_clamp && kind == OpKind::kRelu6) {
+    int_six = vmem.take(cols * dtype_bytes(ot), "the relu6 bound");
+    p.after_preload = [residents, int_six, ot, cols](Emitter& e) {
+      for (const Resident& r : residents) widen_resident(e, r);
+      e.vector(VectorOp::kCast, ot, kF32, 1, u32(cols), {int_six, 0}, {residents[0].wide, 0});
+    };
+  }
   const auto scale = static_cast<float>(ctx.op.attrs.scale);
   p.compute = [=](Emitter& e, const RowTile& t, const std::vector<Address>& in, Address o,
                   Address scratch) {
@@ -139,6 +151,13 @@ void lower_elementwise(OpContext& ctx) {
           b_per_tile ? dense(in[1], cols, bt) : VectorOperand{residents[0].preload.at, 0};
       e.vector(kind == OpKind::kMul ? VectorOp::kMul : VectorOp::kAdd, ot, ot, u32(t.rows),
                u32(cols), dense(o, cols, ot), dense(in[0], cols, xt), b);
+      return;
+    }
+    if (integer_clamp) {
+      const VectorOperand out_tile = dense(o, cols, ot);
+      e.vector(VectorOp::kRelu, ot, ot, u32(t.rows), u32(cols), out_tile, dense(in[0], cols, xt));
+      if (kind == OpKind::kRelu6)
+        e.vector(VectorOp::kMin, ot, ot, u32(t.rows), u32(cols), out_tile, out_tile, {int_six, 0});
       return;
     }
     const Address s0 = scratch, s1{scratch.space, scratch.addr + t.rows * cols * 4};
@@ -170,9 +189,10 @@ void lower_elementwise(OpContext& ctx) {
     }
     narrow(e, t.rows, cols, acc, o, ot);
   };
-  p.description =
-      std::string(workloads::op_kind_name(kind)) +
-      (integer || kind == OpKind::kRequantize ? " in " + std::string(dtype_name(ot)) : " in fp32");
+  p.description = std::string(workloads::op_kind_name(kind)) +
+                  (integer || integer_clamp || kind == OpKind::kRequantize
+                       ? " in " + std::string(dtype_name(ot))
+                       : " in fp32");
   emit_row_pipeline(ctx, p, uniform_tiles(rows, choose_tile_rows(ctx, p, rows, vmem.used(), 8)),
                     vmem);
 }

@@ -96,6 +96,13 @@ void lower_window(OpContext& ctx) {
   const DType xt = x.dtype, ot = out.dtype;
   const std::uint64_t eo = dtype_bytes(out.dtype);
   const std::vector<OpKind> epilogue = ctx.epilogue;
+  // An integer max pool (relu at most fused) stays in its own type, writing the output tile
+  // directly: through fp32 int32 values above 2^24 would lose bits. The rest computes in fp32.
+  const bool integer_max =
+      kind == OpKind::kMaxPool && dtype_is_integer(xt) && xt == ot && !bias_t &&
+      std::all_of(epilogue.begin(), epilogue.end(), [](OpKind k) { return k == OpKind::kRelu; });
+  const DType ct = integer_max ? xt : kF32;
+  const std::uint64_t ec = dtype_bytes(ct);
   const float scale = ctx.epilogue_scale;  // a fused requantize's; 1 otherwise
   for (std::uint64_t c0 = 0; c0 < c; c0 += cb) {
     const std::uint64_t n_ch = std::min(cb, c - c0);
@@ -139,50 +146,50 @@ void lower_window(OpContext& ctx) {
                     Address scratch) {
       const std::uint64_t stored = in_rows(t.rows);
       const Address xf = scratch;
-      const Address acc = offset(scratch, stored * width * n_ch * 4);
+      const Address acc = integer_max ? o : offset(scratch, stored * width * n_ch * 4);
       VectorOperand x32{in[0], u32(width * n_ch * ex)};
-      if (xt != kF32) {
+      if (xt != ct) {
         e.vector(VectorOp::kCast, kF32, xt, u32(stored), u32(width * n_ch),
                  dense(xf, width * n_ch, kF32), dense(in[0], width * n_ch, xt));
         x32 = dense(xf, width * n_ch, kF32);
       }
-      const std::uint64_t pitch = width * n_ch * 4;  // fp32 stored row
+      const std::uint64_t pitch = width * n_ch * ec;  // stored row in the compute type
       const auto rows = u32(ow), cols = u32(n_ch);
       for (std::uint64_t i = 0; i < t.rows; ++i) {
-        const VectorOperand a_row{offset(acc, i * ow * n_ch * 4), u32(n_ch * 4)};
+        const VectorOperand a_row{offset(acc, i * ow * n_ch * ec), u32(n_ch * ec)};
         if (depthwise)
           e.vector(VectorOp::kMove, kF32, kF32, rows, cols, a_row, {offset(acc_init, c0 * 4), 0});
         for (std::uint64_t r = 0; r < kh; ++r)
           for (std::uint64_t q = 0; q < kw; ++q) {
             const std::uint64_t col = u(col0 + std::int64_t(q * dw));
-            const VectorOperand win{offset(x32.addr, (i * sh + r * dh) * pitch + col * n_ch * 4),
-                                    u32(sw * n_ch * 4)};
+            const VectorOperand win{offset(x32.addr, (i * sh + r * dh) * pitch + col * n_ch * ec),
+                                    u32(sw * n_ch * ec)};
             const bool first = r == 0 && q == 0;
             if (depthwise) {
               const VectorOperand w{offset(weights, ((r * kw + q) * c + c0) * 4), 0};
               e.vector(VectorOp::kMac, kF32, kF32, rows, cols, a_row, win, w);
             } else if (first) {
-              e.vector(VectorOp::kMove, kF32, kF32, rows, cols, a_row, win);
+              e.vector(VectorOp::kMove, ct, ct, rows, cols, a_row, win);
             } else {
-              e.vector(kind == OpKind::kMaxPool ? VectorOp::kMax : VectorOp::kAdd, kF32, kF32, rows,
+              e.vector(kind == OpKind::kMaxPool ? VectorOp::kMax : VectorOp::kAdd, ct, ct, rows,
                        cols, a_row, a_row, win);
             }
           }
       }
       const auto n_out = u32(t.rows * ow);
-      const VectorOperand A = dense(acc, n_ch, kF32);
+      const VectorOperand A = dense(acc, n_ch, ct);
       if (kind == OpKind::kAvgPool)
         e.vector(VectorOp::kMul, kF32, kF32, n_out, cols, A, A, {offset(inv, c0 * 4), 0});
       if (bias_t && !depthwise)
         e.vector(VectorOp::kAdd, kF32, kF32, n_out, cols, A, A, {offset(bias, c0 * 4), 0});
       for (OpKind k : epilogue) {
         if (k == OpKind::kRelu || k == OpKind::kRelu6)
-          e.vector(VectorOp::kRelu, kF32, kF32, n_out, cols, A, A);
+          e.vector(VectorOp::kRelu, ct, ct, n_out, cols, A, A);
         if (k == OpKind::kRelu6)
           e.vector(VectorOp::kMin, kF32, kF32, n_out, cols, A, A, {offset(six, c0 * 4), 0});
         if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, kF32, kF32, n_out, cols, A, A);
       }
-      narrow(e, t.rows * ow, n_ch, A, o, ot, scale);
+      if (!integer_max) narrow(e, t.rows * ow, n_ch, A, o, ot, scale);
     };
     p.description = std::to_string(kh) + "x" + std::to_string(kw) +
                     " window, one vector op per tap and output row" +

@@ -99,6 +99,32 @@ ops:
   CHECK(o.worst == 0);
 }
 
+TEST_CASE("run: int32 relu, relu6 and max pool keep values above 2^24 exact", "[run]") {
+  // Generated integers are -8..7, so x^11 reaches 7^11 = 1,977,326,743: odd and above 2^24,
+  // it has no fp32 of its own, and a relu or max pool computed through fp32 changed it.
+  const Outcome o = run_and_compare("tpu-v1", R"(name: int32s
+dtype: int32
+tensors:
+  - {name: x, shape: [1, 4, 4, 8], role: input}
+  - {name: y, shape: [1, 4, 4, 8], role: output}
+  - {name: z, shape: [1, 4, 4, 8], role: output}
+  - {name: p, shape: [1, 2, 2, 8], role: output}
+ops:
+  - {name: x2, op: mul, inputs: [x, x]}
+  - {name: x4, op: mul, inputs: [x2, x2]}
+  - {name: x8, op: mul, inputs: [x4, x4]}
+  - {name: x10, op: mul, inputs: [x8, x2]}
+  - {name: x11, op: mul, inputs: [x10, x]}
+  - {name: y, op: relu, inputs: [x11]}
+  - {name: z, op: relu6, inputs: [x11]}
+  - {name: p, op: max_pool, inputs: [x11], kernel: 2, stride: 2}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 128 + 128 + 32);
+  CHECK(o.worst == 0);
+}
+
 TEST_CASE("run: an int8 MLP requantized between layers is exact on every int8 chip", "[run]") {
   // Each layer's int32 result is scaled back to int8 (what TPUv1's Activate does), so the next
   // layer multiplies int8 again; tpu-v1 runs it functionally, not as a bf16 stand-in.
