@@ -18,6 +18,9 @@ namespace {
 // about 30 operators), low enough that a mistyped count fails in well under a second.
 constexpr std::int64_t kMaxRepeat = 10000;
 constexpr std::size_t kMaxOps = 100000;
+// An op adds at most three tensors (its output, a declared weight and bias); a block that declares
+// many tensors per op must not run away either.
+constexpr std::size_t kMaxTensors = 3 * kMaxOps;
 
 const std::vector<std::string> kGraphKeys = {"name", "description", "dtype", "tensors", "ops"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "role"};
@@ -144,6 +147,9 @@ TensorId Builder::lookup(const Scope& scope, const MapReader& r, const YAML::Nod
 }
 
 TensorId Builder::add_tensor(Tensor t) {
+  if (g_.tensors.size() >= kMaxTensors)
+    throw WorkloadError(
+        t.where, "the graph expands to more than " + std::to_string(kMaxTensors) + " tensors");
   auto [it, fresh] = ids_.emplace(t.name, static_cast<TensorId>(g_.tensors.size()));
   if (!fresh) {
     const Tensor& old = g_.tensors[it->second];

@@ -251,6 +251,14 @@ TEST_CASE("yaml: repeat block errors", "[workloads][yaml][errors]") {
                              "      {repeat: {count: 10000, input: x, output: y, ops: [{name: y, "
                              "op: relu, inputs: [x]}]}}]}\n"),
              Contains("the graph expands to more than 100000 operators"));
+  // 10,000 iterations of one op are within the op bound; 40 tensors each are 400,000 tensors.
+  std::string tensors;
+  for (int i = 0; i < 40; ++i)
+    tensors +=
+        std::string(i ? ", " : "") + "{name: t" + std::to_string(i) + ", shape: [1], role: weight}";
+  CHECK_THAT(block("count: 10000, input: x, output: y, tensors: [" + tensors +
+                   "], ops: [{name: y, op: relu, inputs: [x]}]"),
+             Contains("the graph expands to more than 300000 tensors"));
 }
 
 TEST_CASE("yaml: bias: true takes the dtype the output is declared with", "[workloads][yaml]") {
