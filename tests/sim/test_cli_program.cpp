@@ -93,6 +93,19 @@ TEST_CASE("cli: a failed asm, disasm or compile removes what an earlier one left
   CHECK(a.err ==
         "error: " + program + ": is an input of this command; write the result elsewhere\n");
   CHECK(std::filesystem::exists(program));
+  // Each command writes one format: the other's extension is refused, and a file there is kept.
+  const std::string other = dir.write("other.tasm", "; a program the user keeps\n");
+  const Result t = run_tpusim("asm '" + program + "' -o '" + other + "'");
+  CHECK(t.exit_code == 2);
+  CHECK(t.err == "error: " + other + ": asm writes a binary program: name it .tbin, not .tasm\n");
+  CHECK(slurp(other) == "; a program the user keeps\n");
+  const std::string binary = dir.path("p.tbin");
+  REQUIRE(run_tpusim("asm '" + program + "' -o '" + binary + "'").exit_code == 0);
+  const std::string kept = dir.write("kept.tbin", "TBIN kept");
+  const Result d = run_tpusim("disasm '" + binary + "' -o '" + kept + "'");
+  CHECK(d.exit_code == 2);
+  CHECK(d.err == "error: " + kept + ": disasm writes program text: name it .tasm, not .tbin\n");
+  CHECK(slurp(kept) == "TBIN kept");
 }
 
 TEST_CASE("cli: unusable program and output paths exit 2 with one line, before simulating",
