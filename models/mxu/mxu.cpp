@@ -29,19 +29,39 @@ std::uint64_t Mxu::start_with_port(std::uint64_t ready, std::uint64_t bytes,
   return std::max(ready, block_end > window ? block_end - window : 0);
 }
 
+std::uint64_t Mxu::port_rows(std::uint64_t rows, std::uint64_t row_bytes) const {
+  const std::uint64_t port = ctx_.spec.core.vmem.port_width.value();
+  return rows * (port == 0 ? 1 : std::max<std::uint64_t>(1, (row_bytes + port - 1) / port));
+}
+
+std::uint64_t Mxu::load_window(const isa::MxuLoadWeights& lw) const {
+  // ws shifts the tile through all R rows; os and is stage its K rows (MxuTiming::load_weights).
+  const std::uint64_t rows =
+      ctx_.spec.core.mxu.dataflow == Dataflow::kWeightStationary ? ctx_.spec.core.mxu.rows : lw.k;
+  return port_rows(rows, std::uint64_t{lw.n} * dtype_bytes(lw.dtype));
+}
+
 std::uint64_t Mxu::read_window(const isa::MxuMatmul& mm) const {
   const MxuSpec& spec = ctx_.spec.core.mxu;
-  const double rate = mxu_rate(spec, mm.dtype);
-  const auto per_rate = [&](std::uint64_t rows) {
-    return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(rows / rate - 1e-9)));
+  const std::uint64_t port = ctx_.spec.core.vmem.port_width.value();
+  const auto stream = [&](std::uint64_t rows, std::uint64_t elements) {
+    return std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(
+               std::ceil(rows * mxu_cycles_per_row(spec, mm.dtype, elements, port) - 1e-9)));
   };
+  std::uint64_t cycles = 0;
   switch (spec.dataflow) {
     case Dataflow::kWeightStationary:  // the M rows stream in
-      return per_rate(mm.m);
-    case Dataflow::kOutputStationary:  // each fold of R rows reads its K columns
-      return (mm.m + spec.rows - 1) / spec.rows * per_rate(mm.k);
-    case Dataflow::kInputStationary:  // each fold of C inputs shifts in over R rows
-      return std::uint64_t{(mm.m + spec.cols - 1) / spec.cols} * spec.rows;
+      return stream(mm.m, mm.k);
+    case Dataflow::kOutputStationary:  // each fold of rf <= R rows reads K columns of rf inputs
+      for (std::uint64_t m0 = 0; m0 < mm.m; m0 += spec.rows)
+        cycles += stream(mm.k, std::min<std::uint64_t>(spec.rows, mm.m - m0));
+      return cycles;
+    case Dataflow::kInputStationary:  // each fold of mf <= C inputs shifts in over R rows
+      for (std::uint64_t m0 = 0; m0 < mm.m; m0 += spec.cols)
+        cycles += port_rows(spec.rows,
+                            std::min<std::uint64_t>(spec.cols, mm.m - m0) * dtype_bytes(mm.dtype));
+      return cycles;
   }
   return 1;
 }
@@ -61,11 +81,8 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   if (const auto* lw = std::get_if<isa::MxuLoadWeights>(&inst.body)) {
     const std::uint64_t bytes = std::uint64_t{lw->k} * lw->n * dtype_bytes(lw->dtype);
     const std::uint64_t ready = std::max(now, engine_->load_ready_at());
-    // The tile shifts in a row a cycle at best: R rows in ws, K in os and is.
-    const std::uint64_t window = ctx_.spec.core.mxu.dataflow == Dataflow::kWeightStationary
-                                     ? ctx_.spec.core.mxu.rows
-                                     : lw->k;
-    const MxuLoadTiming t = engine_->load_weights(*lw, start_with_port(ready, bytes, window), vmem);
+    const MxuLoadTiming t =
+        engine_->load_weights(*lw, start_with_port(ready, bytes, load_window(*lw)), vmem);
     // Booked now, before the wait, so that another unit deciding meanwhile sees the port taken.
     memories_.vmem->spread_hold(ctx_.cycles(ready), bytes, false, inst.op);
     wait_until_cycle(t.start);

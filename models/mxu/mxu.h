@@ -74,11 +74,14 @@ class Mxu : public Unit {
   // The array reads an operand over a window of cycles, not at once: the port time of its
   // `bytes` anywhere in it serves (the SRAM's banks interleave the streams). So an instruction
   // ready at `ready` starts then, unless the earliest free port time from then
-  // (Sram::spread_end) would end after its window did; `window` is the least number of cycles
-  // its reads can take.
+  // (Sram::spread_end) would end after its window did; `window` is the cycles the array's own
+  // pace through a port it has to itself takes to read them (MxuTiming's streams and shifts,
+  // which already count a port narrower than a row: the window must too, or that is paid twice).
   std::uint64_t start_with_port(std::uint64_t ready, std::uint64_t bytes,
                                 std::uint64_t window) const;
-  // The least cycles a matmul takes to read its inputs, whatever the port.
+  // `rows` reads of `row_bytes` each, a row per cycle unless the port is narrower.
+  std::uint64_t port_rows(std::uint64_t rows, std::uint64_t row_bytes) const;
+  std::uint64_t load_window(const isa::MxuLoadWeights& lw) const;
   std::uint64_t read_window(const isa::MxuMatmul& mm) const;
   // Adds the part of [start, end) not already counted; intervals arrive in start order.
   void count_active(MxuStats& s, std::uint64_t start, std::uint64_t end);

@@ -150,6 +150,21 @@ TEST_CASE("exec: two MXUs on one vector-memory port take turns on it", "[exec][m
         port_cycles);
 }
 
+TEST_CASE("exec: a port narrower than an operand row slows the array once, not twice",
+          "[exec][mxu][sram]") {
+  // An 8 B port and rows of 16 int8: every row the array reads takes 2 port cycles. Nothing else
+  // uses the port, so the array keeps its own port-bound pace and no more.
+  const std::uint64_t M = 64, K = 16, N = 16, per_row = 2;
+  const std::string port = "--set 'core.vmem.port_width=8 B'";
+  // ws: the load shifts R rows, the matmul streams M rows, then the skew and the write-back.
+  CHECK(cycles_of(kHeader + tile(M) + "halt\n", port) ==
+        kDispatch + R * per_row + M * per_row + R + N - 2 + kWriteback);
+  // os: the load stages K rows; each of the M / R folds reads K columns of R inputs, computes
+  // through the skew while the previous fold shifts out, and the last fold shifts its R rows out.
+  const std::uint64_t folds = M / R;
+  CHECK(cycles_of(kHeader + tile(M) + "halt\n", port + " --set core.mxu.dataflow=os") ==
+        kDispatch + K * per_row + folds * (K * per_row + R + N - 2) + R + kWriteback);
+}
 TEST_CASE("exec: read data crosses the interconnect only once the memory has read it",
           "[exec][memory][noc]") {
   // A 1 B link: 256 B take 256 cycles on it, from the first byte out of the channel (its start
