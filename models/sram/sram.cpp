@@ -62,16 +62,16 @@ void Sram::forget_before(const sc_core::sc_time& at) {
 
 sc_core::sc_time Sram::spread(const sc_core::sc_time& at, std::uint64_t bytes, bool reserve) {
   constexpr std::uint64_t kOpen = ~std::uint64_t{0} / 2;
-  std::uint64_t remaining = port_time(bytes), end = at.value();
-  // Each port is searched from past the pieces already taken on it.
-  std::vector<std::uint64_t>& from = spread_from_;
-  from.assign(ports_.size(), at.value());
+  // One stream reads through one port at a time: each piece starts where the last one ended, on
+  // whichever port is free first from there. So the stream takes the earliest port time at
+  // which some port is free, and other traffic can only make it end later.
+  std::uint64_t remaining = port_time(bytes), cursor = at.value();
   while (remaining > 0) {
     std::size_t best = 0;
     std::uint64_t start = 0, free_for = 0;
     for (std::size_t p = 0; p < ports_.size(); ++p) {
       std::uint64_t length = 0;
-      const std::uint64_t s = ports_[p].next_free(from[p], kOpen, length);
+      const std::uint64_t s = ports_[p].next_free(cursor, kOpen, length);
       if (p == 0 || s < start) {
         best = p;
         start = s;
@@ -79,13 +79,11 @@ sc_core::sc_time Sram::spread(const sc_core::sc_time& at, std::uint64_t bytes, b
       }
     }
     const std::uint64_t take = std::min(remaining, free_for);
-    // Booking changes only the chosen port past from[best], which no later search reads.
     if (reserve) ports_[best].reserve(start, take);
-    from[best] = start + take;
-    end = std::max(end, start + take);
+    cursor = start + take;
     remaining -= take;
   }
-  return on_edge(end);
+  return on_edge(cursor);
 }
 
 sc_core::sc_time Sram::spread_hold(const sc_core::sc_time& at, std::uint64_t bytes, bool write,

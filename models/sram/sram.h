@@ -51,10 +51,11 @@ class Sram : public sc_core::sc_module {
   sc_core::sc_time transfer(const sc_core::sc_time& at, std::uint64_t bytes, bool write,
                             std::uint32_t op);
   // Port time for `bytes` in the earliest free moments of any port from `at`, not necessarily in
-  // one piece: for a unit that reads or writes a fraction of a port's width each cycle over a
-  // window (the MXU, the VPU), which the SRAM's banks interleave with other traffic. Returns when
-  // the last piece ends; spread_hold() also books the pieces and counts `bytes`, and
-  // spread_transfer() adds the array's latency for reads.
+  // one piece, but one piece at a time (a stream never holds two ports at once): for a unit that
+  // reads or writes a fraction of a port's width each cycle over a window (the MXU, the VPU), which
+  // the SRAM's banks interleave with other traffic. Returns when the last piece ends; spread_hold()
+  // also books the pieces and counts `bytes`, and spread_transfer() adds the array's latency for
+  // reads.
   sc_core::sc_time spread_end(const sc_core::sc_time& at, std::uint64_t bytes) {
     return spread(at, bytes, false);
   }
@@ -85,7 +86,6 @@ class Sram : public sc_core::sc_module {
   const SimContext& ctx_;
   const SramSpec spec_;
   std::vector<BusyTimeline<std::uint64_t>> ports_;  // in sc_time resolution units
-  std::vector<std::uint64_t> spread_from_;          // spread() scratch
   PerOpStats<SramStats> stats_;
   std::vector<std::uint8_t> data_;  // functional mode only
 };

@@ -241,6 +241,36 @@ TEST_CASE("exec: a weight load takes its port time in the gaps a DMA stream leav
   CHECK(lw_start <= dma1_end + 8);
 }
 
+TEST_CASE("exec: a vector op's stream holds one port at a time: other traffic never speeds it",
+          "[exec][vpu][sram]") {
+  // The exp holds the vector unit until cycle 12; meanwhile a 64 B load lands in vmem (chunk
+  // 1, port 0 for a cycle) or in accmem. The move then reads 2 KiB of vmem, 32 cycles of one of
+  // the two ports. With the load in vmem the other port is free for all of it, so the move takes
+  // as long as without; it used to take both ports where one was fragmented and end sooner.
+  const std::string sets =
+      "--set memory.latency=10cycles --set core.vpu.lanes=64 --set core.vpu.sublanes=1 "
+      "--set core.vpu.ops.exp.throughput=0.125";
+  auto move_span = [&](const std::string& load_into) {
+    const Run r =
+        exec(".op 0 move \"v\"\n.core 0\nload dma0 dst=" + load_into +
+                 ":0 src=hbm:0 elem=64\n"
+                 "vpu.exp dtype=bf16 shape=[1,80] dst=vmem:8192 a=vmem:12288\n"
+                 "vpu.move dtype=int32 shape=[8,64] dst=accmem:16384 a=vmem:24576\nhalt\n",
+             sets);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    for (const json& e : r.trace["traceEvents"])
+      if (e["ph"] == "X" && e["name"] == "vpu.move")
+        return std::make_pair(e["ts"].get<double>(), e["dur"].get<double>());
+    FAIL("no vpu.move event");
+    return std::make_pair(0.0, 0.0);
+  };
+  const auto alone = move_span("accmem"), beside = move_span("vmem");
+  CHECK(beside.first == alone.first);
+  CHECK(beside.second == alone.second);
+  CHECK(alone.second * 1000 >= 2048.0 / kPort);  // microseconds at 1 GHz: at least its port time
+}
+
 TEST_CASE("exec: small DMA chunks share a port cycle by their bytes", "[exec][dma][sram]") {
   // 16 B chunks through 64 B vmem ports: four fit one port cycle, so 64 KiB take 1024 port
   // cycles, not one per chunk (4096).
