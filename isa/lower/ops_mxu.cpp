@@ -1,5 +1,6 @@
 // matmul and conv2d as GEMM problems: how each operand's tiles are found in HBM.
 
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -31,6 +32,26 @@ std::uint64_t matrix_base(const TensorPlacement& t, std::uint64_t batch, std::ui
   return t.address_of(index);
 }
 
+// Maps an output batch (row-major over the output's batch dimensions) to the batch of an operand
+// whose batch dimensions broadcast against them: right-aligned, a dimension of 1 repeats.
+std::function<std::uint64_t(std::uint64_t)> operand_batch(const workloads::Shape& out,
+                                                          const workloads::Shape& operand) {
+  const std::size_t ro = out.size() - 2, rt = operand.size() - 2;
+  return [=](std::uint64_t batch) {
+    std::uint64_t index = 0, scale = 1;
+    for (std::size_t d = 0; d < ro; ++d) {
+      const std::size_t od = ro - 1 - d;  // innermost output batch dimension first
+      const std::uint64_t coord = batch % u(out[od]);
+      batch /= u(out[od]);
+      if (d >= rt) continue;
+      const std::uint64_t size = u(operand[rt - 1 - d]);
+      if (size > 1) index += coord * scale;
+      scale *= size;
+    }
+    return index;
+  };
+}
+
 }  // namespace
 
 void lower_matmul(OpContext& ctx) {
@@ -46,6 +67,7 @@ void lower_matmul(OpContext& ctx) {
   const std::uint64_t n = u(attrs.transpose_b ? b.shape[rb - 2] : b.shape[rb - 1]);
   const std::uint64_t a_batch = u(product(a.shape, 0, ra - 2));
   const std::uint64_t b_batch = u(product(b.shape, 0, rb - 2));
+  const std::uint64_t out_batch = u(product(out.shape, 0, out.shape.size() - 2));
   const std::uint64_t ea = dtype_bytes(a.dtype), eo = dtype_bytes(out.dtype);
 
   GemmProblem p;
@@ -59,22 +81,20 @@ void lower_matmul(OpContext& ctx) {
   if (flatten) {
     p.batch = 1;
     p.m = a_batch * m;
-  } else if (a_batch == b_batch || a_batch == 1) {
-    p.batch = b_batch;
-    p.m = m;
   } else {
-    ctx.unsupported("batch dimensions of '" + a.name + "' and '" + b.name +
-                    "' that broadcast other than one against many");
+    // One product per output batch; each operand's batch dimensions broadcast (NumPy rules).
+    p.batch = out_batch;
+    p.m = m;
   }
   const RowView a_rows = flatten ? matrix_rows(a) : RowView{};
   const RowView out_rows = flatten ? matrix_rows(out) : RowView{};
-  const std::uint64_t a_step = a_batch > 1 ? m * k * ea : 0;
-  const std::uint64_t b_step = b_batch > 1 ? k * n * ea : 0;
+  const std::uint64_t a_step = m * k * ea, b_step = k * n * ea;
+  const auto a_of = operand_batch(out.shape, a.shape), b_of = operand_batch(out.shape, b.shape);
 
   p.load_a = [=](std::uint64_t batch, std::uint64_t m0, std::uint64_t mc, std::uint64_t k0,
                  std::uint64_t kc, Address tile, std::uint64_t pitch) {
     if (flatten) return row_transfers(false, a_rows, m0, mc, k0 * ea, kc * ea, tile, pitch);
-    const std::uint64_t base = matrix_base(a, batch, a_step);
+    const std::uint64_t base = matrix_base(a, a_of(batch), a_step);
     if (!attrs.transpose_a) {
       const RowView rows{a.space, base, {1, 1, m}, {0, 0, k * ea}};
       return row_transfers(false, rows, m0, mc, k0 * ea, kc * ea, tile, pitch);
@@ -90,7 +110,7 @@ void lower_matmul(OpContext& ctx) {
   };
   p.load_b = [=](std::uint64_t batch, std::uint64_t k0, std::uint64_t kc, std::uint64_t n0,
                  std::uint64_t nc, Address tile, std::uint64_t pitch) {
-    const std::uint64_t base = matrix_base(b, batch, b_step);
+    const std::uint64_t base = matrix_base(b, b_of(batch), b_step);
     if (!attrs.transpose_b)
       return row_transfers(false, RowView{b.space, base, {1, 1, k}, {0, 0, n * ea}}, k0, kc,
                            n0 * ea, nc * ea, tile, pitch);

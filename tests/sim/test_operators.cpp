@@ -99,6 +99,32 @@ ops:
   CHECK(o.worst == 0);
 }
 
+TEST_CASE("run: batched matmuls broadcast batch dimensions both ways", "[run]") {
+  // [2,1] against [1,2] batches are four products, each pairing a's batch i with b's batch j;
+  // only two were computed (equal batch counts were taken for equal batch shapes), and a batch
+  // rank 1 against rank 2 must align the dimensions from the right.
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: bmm
+dtype: bf16
+tensors:
+  - {name: a, shape: [2, 1, 4, 5], role: input}
+  - {name: b, shape: [1, 2, 5, 6], role: input}
+  - {name: c, shape: [2, 2, 4, 6], role: output}
+  - {name: p, shape: [1, 3, 4, 5], role: input}
+  - {name: q, shape: [3, 1, 5, 6], role: input}
+  - {name: r, shape: [3, 3, 4, 6], role: output}
+  - {name: s, shape: [3, 5, 2], role: input}
+  - {name: t, shape: [2, 3, 4, 2], role: output}
+ops:
+  - {name: c, op: matmul, inputs: [a, b]}
+  - {name: r, op: matmul, inputs: [p, q]}
+  - {name: t, op: matmul, inputs: [a, s]}
+)");
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 96 + 216 + 48);
+  CHECK(o.worst < 1.0 / 64);
+}
+
 TEST_CASE("run: int32 relu, relu6 and max pool keep values above 2^24 exact", "[run]") {
   // Generated integers are -8..7, so x^11 reaches 7^11 = 1,977,326,743: odd and above 2^24,
   // it has no fp32 of its own, and a relu or max pool computed through fp32 changed it.
