@@ -73,6 +73,35 @@ void simplify(Transfer& t) {
 void Emitter::dma(std::uint8_t engine, Transfer t) {
   simplify(t);
   assert(t.count.size() <= kMaxDmaDims);
+  // The instruction's fields are 32 bits: a larger run, count or stride (tensors of 4 GiB and
+  // more) becomes several instructions, never a truncated one.
+  constexpr std::uint64_t kField = std::numeric_limits<std::uint32_t>::max();
+  if (t.elem > kField) {
+    constexpr std::uint64_t kPiece = std::uint64_t{1} << 31;
+    for (std::uint64_t at = 0; at < t.elem; at += kPiece) {
+      Transfer piece = t;
+      piece.elem = std::min(kPiece, t.elem - at);
+      piece.src.addr += at;
+      piece.dst.addr += at;
+      dma(engine, std::move(piece));
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < t.count.size(); ++i) {
+    if (t.count[i] <= kField && t.src_stride[i] <= kField && t.dst_stride[i] <= kField) continue;
+    // Dimension i one step at a time (a stride too large) or in runs of at most 2^31 (a count
+    // too large), each piece its own transfer.
+    const bool long_run = t.src_stride[i] <= kField && t.dst_stride[i] <= kField;
+    const std::uint64_t step = long_run ? std::uint64_t{1} << 31 : 1;
+    for (std::uint64_t j = 0; j < t.count[i]; j += step) {
+      Transfer piece = t;
+      piece.count[i] = std::min(step, t.count[i] - j);
+      piece.src.addr += j * t.src_stride[i];
+      piece.dst.addr += j * t.dst_stride[i];
+      dma(engine, std::move(piece));
+    }
+    return;
+  }
   DmaInstr d;
   d.store = t.store;
   d.engine = engine;
