@@ -60,6 +60,7 @@ void Vpu::execute(const isa::Instruction& inst, std::uint32_t index) {
   };
   end = std::max(end, through(v.a, cost.read_bytes_a, false));
   if (cost.read_bytes_b > 0) end = std::max(end, through(v.b, cost.read_bytes_b, false));
+  if (cost.read_bytes_dst > 0) end = std::max(end, through(v.dst, cost.read_bytes_dst, false));
   end = std::max(end, through(v.dst, cost.write_bytes, true));
   issue_free_ = start + ctx_.cycles(cost.issue_cycles);
   const auto dst = extent(v.dst, v.rows, v.dst_cols(), v.dtype);

@@ -26,8 +26,7 @@ VpuCost vpu_cost(const VpuSpec& spec, Hertz clock, const isa::VectorInstr& v) {
   if (isa::vector_arity(v.op) == isa::VectorArity::kBinary)
     c.read_bytes_b = rows_read(v.b) * v.cols * dtype_bytes(v.src_dtype);
   c.write_bytes = std::uint64_t{v.rows} * v.dst_cols() * dtype_bytes(v.dtype);
-  // mac also reads the accumulator it adds to; it shares port b's time with the other operand.
-  if (v.op == VectorOp::kMac) c.read_bytes_b += c.write_bytes;
+  if (v.op == VectorOp::kMac) c.read_bytes_dst = c.write_bytes;
   return c;
 }
 

@@ -22,6 +22,7 @@ struct VpuCost {
   std::uint64_t elements = 0;
   std::uint64_t read_bytes_a = 0;
   std::uint64_t read_bytes_b = 0;
+  std::uint64_t read_bytes_dst = 0;  // mac reads the accumulator it adds to, where it writes
   std::uint64_t write_bytes = 0;
 };
 

@@ -600,6 +600,22 @@ TEST_CASE("exec: vector ops take latency + issue cycles, reductions add their tr
   }
 }
 
+TEST_CASE("exec: a vector mac reads its accumulator from the memory it writes", "[exec][vpu]") {
+  // a and b (8 x 128 fp32 each) in vmem, the accumulator in accmem: read there, then written.
+  const Run r = exec(
+      ".op 0 dw \"v\"\n.core 0\n"
+      "vpu.mac dtype=fp32 shape=[8,128] dst=accmem:0 a=vmem:0 b=vmem:8192\nhalt\n");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::uint64_t tile = 8 * 128 * 4;
+  const json vmem = unit_stats(r.report, "chip.core0.vmem");
+  const json accmem = unit_stats(r.report, "chip.core0.accmem");
+  CHECK(vmem["read_bytes"].get<std::uint64_t>() == 2 * tile);
+  CHECK(vmem["write_bytes"].get<std::uint64_t>() == 0);
+  CHECK(accmem["read_bytes"].get<std::uint64_t>() == tile);
+  CHECK(accmem["write_bytes"].get<std::uint64_t>() == tile);
+}
+
 TEST_CASE("exec: independent vector ops pipeline, dependent ones wait for the result",
           "[exec][vpu]") {
   // Wide ports, and three of them: each add reads a and b and writes dst in the same cycle.
