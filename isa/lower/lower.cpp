@@ -237,11 +237,13 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
     if (!window || (a.pad_top | a.pad_bottom | a.pad_left | a.pad_right) == 0) continue;
     Halo& h = halo[op.inputs[0]];
     const double fill = op.kind == OpKind::kMaxPool ? -3.0e38 : 0.0;
+    // A valid graph the lowering cannot place yet (exit 3, not a workload error).
     if (h.fill && *h.fill != fill)
-      throw WorkloadError(op.where,
-                          "op '" + op.name + "': tensor '" + graph.tensor(op.inputs[0]).name +
-                              "' is padded for both a max pool and a convolution; the lowering "
-                              "supports one padding value per tensor");
+      throw NotImplemented(op.where.str() + ": op '" + op.name + "': tensor '" +
+                           graph.tensor(op.inputs[0]).name +
+                           "' is padded both by a max pool (with -inf) and by a convolution or "
+                           "average pool (with 0); the lowering stores one padding value per "
+                           "tensor (not implemented yet)");
     h.fill = fill;
     h.top = std::max(h.top, a.pad_top);
     h.bottom = std::max(h.bottom, a.pad_bottom);

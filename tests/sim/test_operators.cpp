@@ -311,6 +311,24 @@ ops:
         "functional mode takes indices only from the graph's inputs\n");
 }
 
+TEST_CASE("run: a tensor padded by a max pool and an average pool is not implemented, exit 3",
+          "[run]") {
+  // A valid graph: the lowering keeps one padding value per stored tensor (-inf for max, 0 for
+  // the average), so it refuses this one as its own limit, not as bad input (exit 2).
+  const Outcome o = run_and_compare("tpu-v4i", R"(name: two_fills
+dtype: bf16
+tensors:
+  - {name: x, shape: [1, 4, 4, 8], role: input}
+  - {name: m, role: output}
+  - {name: a, role: output}
+ops:
+  - {name: m, op: max_pool, inputs: [x], kernel: 3, padding: 1}
+  - {name: a, op: avg_pool, inputs: [x], kernel: 3, padding: 1}
+)");
+  CHECK(o.exit_code == 3);
+  CHECK_THAT(o.err, Catch::Contains("padded both by a max pool"));
+}
+
 TEST_CASE("run: --dump and --inputs file names stay inside their directory", "[run]") {
   tpusim::test::TempDir dir;
   const std::string graph = dir.write("g.yaml", R"(name: names
