@@ -4,8 +4,8 @@
 
 namespace tpusim::models {
 
-ArrayVcd::ArrayVcd(std::ostream& out, std::uint64_t period_ps)
-    : vcd_(out, "1 ps"), period_ps_(period_ps) {}
+ArrayVcd::ArrayVcd(std::ostream& out, std::uint64_t period_ps, std::uint32_t operand_bits)
+    : vcd_(out, "1 ps"), period_ps_(period_ps), operand_bits_(operand_bits) {}
 
 ArrayVcd::~ArrayVcd() {
   if (begun_) vcd_.close(next_ * period_ps_);
@@ -25,8 +25,8 @@ void ArrayVcd::begin(Dataflow, std::uint32_t rows, std::uint32_t cols) {
       vcd_.push_scope("pe_" + std::to_string(r) + "_" + std::to_string(c));
       PeSignals s;
       s.a_valid = vcd_.add("a_valid", 1);
-      s.a = vcd_.add("a", 8);
-      s.w = vcd_.add("w", 8);
+      s.a = vcd_.add("a", operand_bits_);
+      s.w = vcd_.add("w", operand_bits_);
       s.psum_valid = vcd_.add("psum_valid", 1);
       s.psum = vcd_.add("psum", 32);
       pes_.push_back(s);
@@ -35,6 +35,18 @@ void ArrayVcd::begin(Dataflow, std::uint32_t rows, std::uint32_t cols) {
   vcd_.pop_scope();
   vcd_.end_definitions();
   begun_ = true;
+}
+
+void ArrayVcd::end(std::uint64_t cycles) {
+  if (!begun_) return;
+  for (std::uint64_t t = next_; t < cycles; ++t) {
+    vcd_.time(t * period_ps_);
+    vcd_.change(clk_, 1);
+    vcd_.change(cycle_, t);
+    vcd_.time(t * period_ps_ + period_ps_ / 2);
+    vcd_.change(clk_, 0);
+  }
+  next_ = std::max(next_, cycles);
 }
 
 void ArrayVcd::cycle(std::uint64_t t, const ArrayInputs& in, const std::vector<PeView>& pes) {

@@ -19,13 +19,15 @@ namespace tpusim::models {
 
 class ArrayVcd : public ArrayObserver {
  public:
-  // `period_ps`: one clock cycle in picoseconds (the VCD time unit).
-  ArrayVcd(std::ostream& out, std::uint64_t period_ps);
+  // `period_ps`: one clock cycle in picoseconds (the VCD time unit). `operand_bits`: the width
+  // of a and w, the array's widest integer operand (8 in the RTL).
+  ArrayVcd(std::ostream& out, std::uint64_t period_ps, std::uint32_t operand_bits = 8);
   ~ArrayVcd() override;
 
   void begin(Dataflow dataflow, std::uint32_t rows, std::uint32_t cols) override;
   void cycle(std::uint64_t t, const ArrayInputs& in, const std::vector<PeView>& pes) override;
-  void end(std::uint64_t cycles) override { next_ = std::max(next_, cycles); }
+  // The clock and the cycle counter run on to the end of the run; the array holds its state.
+  void end(std::uint64_t cycles) override;
 
  private:
   struct PeSignals {
@@ -33,6 +35,7 @@ class ArrayVcd : public ArrayObserver {
   };
   VcdWriter vcd_;
   std::uint64_t period_ps_;
+  std::uint32_t operand_bits_;
   std::size_t clk_ = 0, cycle_ = 0, in_valid_ = 0, in_tag_ = 0, wl_valid_ = 0, cap_ = 0, shift_ = 0;
   std::vector<PeSignals> pes_;
   std::uint64_t next_ = 0;  // the cycle after the last one written

@@ -5,10 +5,11 @@
 namespace tpusim::models {
 namespace {
 
-// int32 accumulation wraps, as the RTL's 32-bit adders do.
+// int32 accumulation wraps, as the RTL's 32-bit adders do; so does the product (in unsigned
+// arithmetic: a signed int32 product of wide operands would overflow, which C++ leaves undefined).
 std::int32_t mac(std::int32_t acc, std::int32_t a, std::int32_t w) {
   return static_cast<std::int32_t>(static_cast<std::uint32_t>(acc) +
-                                   static_cast<std::uint32_t>(a * w));
+                                   static_cast<std::uint32_t>(a) * static_cast<std::uint32_t>(w));
 }
 
 std::int32_t at(const std::vector<std::int32_t>& v, std::uint32_t i) {

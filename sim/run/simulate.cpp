@@ -194,7 +194,13 @@ int simulate(const SimulateRequest& request) {
   std::unique_ptr<models::ArrayVcd> vcd;
   if (!watch.vcd.empty()) {
     const auto period_ps = static_cast<std::uint64_t>(period.to_seconds() * 1e12 + 0.5);
-    vcd = std::make_unique<models::ArrayVcd>(vcd_file, std::max<std::uint64_t>(1, period_ps));
+    // The cycle-level array carries integer operands only (chip_validate.cpp): a and w are as
+    // wide as the widest of them.
+    std::uint32_t operand_bits = 8;
+    for (const auto& [dtype, rate] : chip.spec.core.mxu.precisions)
+      operand_bits = std::max<std::uint32_t>(operand_bits, 8 * dtype_bytes(dtype));
+    vcd = std::make_unique<models::ArrayVcd>(vcd_file, std::max<std::uint64_t>(1, period_ps),
+                                             operand_bits);
     observers.add(vcd.get());
   }
   if (watch.show) observers.add(&recording);

@@ -131,3 +131,42 @@ TEST_CASE("vcd: the cycle-level array has one scope per PE and changes on the wa
   CHECK(clk[0] == std::make_pair(std::uint64_t{0}, std::string("1")));
   CHECK(clk[1] == std::make_pair(period / 2, std::string("0")));
 }
+
+TEST_CASE("vcd: a and w are as wide as the operands, and the clock runs to the run's end",
+          "[vcd][cycle]") {
+  // int16 operands through a 2x2 array: a and w are declared 16 bits, so PE(0,0)'s weight -1000
+  // reads 0xfc18, not its low byte 0x18. The run ends 20 cycles after the array went idle: clk
+  // and cycle keep counting to its last cycle.
+  const std::uint64_t period = 1000;
+  MxuSpec spec;
+  spec.rows = 2;
+  spec.cols = 2;
+  spec.precisions = {{DType::kInt16, 1.0}};
+  auto lw = test::make_lw(2, 2);
+  auto mm = test::make_mm(2, 2, 2);
+  lw.dtype = mm.dtype = DType::kInt16;
+  std::ostringstream out;
+  std::uint64_t run_end = 0;
+  {
+    ArrayVcd vcd(out, period, 16);
+    CycleMxu cycle(spec, Hertz(1e9));
+    cycle.set_observer(&vcd);
+    cycle.load_weights(lw, 0, {-1000, 3, 2, 400});
+    const CycleMatmulResult r = cycle.matmul(mm, 0, {300, -2, 1000, 7});
+    cycle.finish();
+    run_end = r.timing.end + 20;
+    vcd.end(run_end);
+  }
+  const std::string vcd = out.str();
+  const std::string w_id = id_of(vcd, "pe_0_0", "w");
+  CHECK(vcd.find("$var wire 16 " + w_id + " w [15:0] $end") != std::string::npos);
+  bool seen = false;
+  for (const auto& [t, value] : changes(vcd, w_id)) seen |= value == "b1111110000011000";
+  CHECK(seen);
+  const auto clk = changes(vcd, id_of(vcd, "mxu", "clk"));
+  REQUIRE(!clk.empty());
+  CHECK(clk.back() == std::make_pair((run_end - 1) * period + period / 2, std::string("0")));
+  const auto cycle_count = changes(vcd, id_of(vcd, "mxu", "cycle"));
+  REQUIRE(!cycle_count.empty());
+  CHECK(cycle_count.back().first == (run_end - 1) * period);
+}
