@@ -91,8 +91,8 @@ void Emitter::dma(std::uint8_t engine, Transfer t) {
     if (t.count[i] <= kField && t.src_stride[i] <= kField && t.dst_stride[i] <= kField) continue;
     // Dimension i one step at a time (a stride too large) or in runs of at most 2^31 (a count
     // too large), each piece its own transfer.
-    const bool long_run = t.src_stride[i] <= kField && t.dst_stride[i] <= kField;
-    const std::uint64_t step = long_run ? std::uint64_t{1} << 31 : 1;
+    const bool only_count = t.src_stride[i] <= kField && t.dst_stride[i] <= kField;
+    const std::uint64_t step = only_count ? std::uint64_t{1} << 31 : 1;
     for (std::uint64_t j = 0; j < t.count[i]; j += step) {
       Transfer piece = t;
       piece.count[i] = std::min(step, t.count[i] - j);

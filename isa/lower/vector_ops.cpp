@@ -130,8 +130,9 @@ void lower_elementwise(OpContext& ctx) {
   Address int_six{};
   if (integer_clamp && kind == OpKind::kRelu6) {
     int_six = vmem.take(cols * dtype_bytes(ot), "the relu6 bound");
-    p.after_preload = [residents, int_six, ot, cols](Emitter& e) {
-      for (const Resident& r : residents) widen_resident(e, r);
+    p.after_preload = [widen_residents = p.after_preload, residents, int_six, ot,
+                       cols](Emitter& e) {
+      widen_residents(e);
       e.vector(VectorOp::kCast, ot, kF32, 1, u32(cols), {int_six, 0}, {residents[0].wide, 0});
     };
   }

@@ -1,124 +1,17 @@
 // `tpusim exec` end to end on a small chip whose every timing parameter the test sets, so each
-// expected cycle count is derived here from the machine's structure.
+// expected cycle count is derived here from the machine's structure (exec_support.h). The vector
+// unit's tests are in test_exec_vpu.cpp.
 
-#include <sys/wait.h>
-
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "tests/sim/test_support.h"
+#include "tests/sim/exec_support.h"
 
-using nlohmann::json;
-using tpusim::test::slurp;
+using namespace tpusim::test::exec_chip;
 using tpusim::test::TempDir;
-
-namespace {
-
-// 1 GHz, so cycles and ns coincide. One memory channel of 64 B/cycle with a 100-cycle latency;
-// DMA chunks of 512 B (8 channel cycles each), 64 in flight; vmem ports of 64 B/cycle. The
-// interconnect is made transparent (wide links, no hop latency); test_memory.cpp times it.
-const std::string kChip = R"(name: test-exec
-clock: 1 GHz
-cores: 2
-core:
-  sequencer: {queue_depth: 16, dispatch_latency: 1 cycles}
-  mxu: {count: 1, rows: 16, cols: 16, precisions: {int8: 1}, writeback_latency: 1 cycles}
-  vmem: {capacity: 1 MiB, banks: 8, port_width: 64 B, ports: 2}
-  accmem: {capacity: 256 KiB, banks: 4, port_width: 64 B, ports: 1}
-  dma: {engines: 2, max_outstanding: 64, chunk: 512 B, setup_latency: 8 cycles}
-memory:
-  capacity: 1 GiB
-  channels: 1
-  bandwidth: 64 B/cycle
-  latency: 100 cycles
-  hbm: {extends: hbm.yaml}
-noc: {link_width: 1 KiB, hop_latency: 0 cycles}
-energy: {table: energy.yaml}
-)";
-
-constexpr std::uint64_t R = 16, C = 16, kDispatch = 1, kWriteback = 1;
-constexpr std::uint64_t kSetup = 8, kLatency = 100, kChunk = 512, kBytesPerCycle = 64, kPort = 64;
-
-struct Run {
-  int exit_code = -1;
-  std::string err;
-  json report;
-  json trace;
-};
-
-Run exec_in(const TempDir& dir, const std::string& program, const std::string& sets) {
-  dir.write("energy.yaml", tpusim::test::kEnergyTable);
-  dir.write("hbm.yaml", tpusim::test::kHbm);
-  const std::string chip = dir.write("chip.yaml", kChip);
-  const std::string source = dir.write("p.tasm", program);
-  const std::string out = dir.path("out");
-  const std::string command = "timeout 60 '" TPUSIM_EXE "' exec -q -c '" + chip + "' '" + source +
-                              "' -o '" + out + "' " + sets + " > /dev/null 2> '" + dir.path("err") +
-                              "'";
-  const int status = std::system(command.c_str());
-  Run r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(dir.path("err"));
-  if (r.exit_code == 0) {
-    r.report = json::parse(slurp(out + "/report.json"));
-    r.trace = json::parse(slurp(out + "/trace.json"));
-  }
-  return r;
-}
-
-Run exec(const std::string& program, const std::string& sets = "") {
-  TempDir dir;
-  return exec_in(dir, program, sets);
-}
-
-// The stats of the unit at `path` ("chip.core0.vmem"); fails the test when there is none.
-json unit_stats(const json& report, const std::string& path) {
-  for (const json& u : report["units"])
-    if (u["path"] == path) return u["stats"];
-  FAIL("no unit " << path);
-  return {};
-}
-
-// Each trace thread's unit name, by (pid, tid).
-std::map<std::pair<int, int>, std::string> thread_names(const json& trace) {
-  std::map<std::pair<int, int>, std::string> names;
-  for (const json& e : trace["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "thread_name")
-      names[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"].get<std::string>();
-  return names;
-}
-
-std::uint64_t cycles_of(const std::string& program, const std::string& sets = "") {
-  const Run r = exec(program, sets);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return r.report["cycles"].get<std::uint64_t>();
-}
-
-const std::string kHeader = ".op 0 matmul \"mm\"\n.core 0\n";
-
-std::string tile(std::uint64_t m) {
-  return "mxu.lw mxu0 src=vmem:0 k=16 n=16 dtype=int8\n"
-         "mxu.mm mxu0 src=vmem:4096 dst=accmem:0 m=" +
-         std::to_string(m) + " k=16 n=16 dtype=int8\n";
-}
-
-// A 64 KiB load on dma0 from hbm:0 into vmem:65536, alone on the memory channel: the first chunk
-// issues after dispatch and setup, the channel then moves one chunk per 8 cycles, the last
-// chunk's data arrives `latency` later and takes a port for chunk / port cycles.
-constexpr std::uint64_t kLoadBytes = 64 * 1024;
-constexpr std::uint64_t load_cycles(std::uint64_t dispatched_at, std::uint64_t bytes) {
-  return dispatched_at + kSetup + bytes / kBytesPerCycle + kLatency + kChunk / kPort;
-}
-const std::string kLoad = "load dma0 dst=vmem:65536 src=hbm:0 elem=65536\n";
-
-}  // namespace
 
 TEST_CASE("exec: one weight-stationary tile takes fill + stream + skew + drain", "[exec][mxu]") {
   const std::uint64_t M = 64, N = 16;
@@ -239,36 +132,6 @@ TEST_CASE("exec: a weight load takes its port time in the gaps a DMA stream leav
   // cycles); the load starts a few dispatch cycles after it, not past those bookings.
   CHECK(dma1_end > 100);
   CHECK(lw_start <= dma1_end + 8);
-}
-
-TEST_CASE("exec: a vector op's stream holds one port at a time: other traffic never speeds it",
-          "[exec][vpu][sram]") {
-  // The exp holds the vector unit until cycle 12; meanwhile a 64 B load lands in vmem (chunk
-  // 1, port 0 for a cycle) or in accmem. The move then reads 2 KiB of vmem, 32 cycles of one of
-  // the two ports. With the load in vmem the other port is free for all of it, so the move takes
-  // as long as without; it used to take both ports where one was fragmented and end sooner.
-  const std::string sets =
-      "--set memory.latency=10cycles --set core.vpu.lanes=64 --set core.vpu.sublanes=1 "
-      "--set core.vpu.ops.exp.throughput=0.125";
-  auto move_span = [&](const std::string& load_into) {
-    const Run r =
-        exec(".op 0 move \"v\"\n.core 0\nload dma0 dst=" + load_into +
-                 ":0 src=hbm:0 elem=64\n"
-                 "vpu.exp dtype=bf16 shape=[1,80] dst=vmem:8192 a=vmem:12288\n"
-                 "vpu.move dtype=int32 shape=[8,64] dst=accmem:16384 a=vmem:24576\nhalt\n",
-             sets);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    for (const json& e : r.trace["traceEvents"])
-      if (e["ph"] == "X" && e["name"] == "vpu.move")
-        return std::make_pair(e["ts"].get<double>(), e["dur"].get<double>());
-    FAIL("no vpu.move event");
-    return std::make_pair(0.0, 0.0);
-  };
-  const auto alone = move_span("accmem"), beside = move_span("vmem");
-  CHECK(beside.first == alone.first);
-  CHECK(beside.second == alone.second);
-  CHECK(alone.second * 1000 >= 2048.0 / kPort);  // microseconds at 1 GHz: at least its port time
 }
 
 TEST_CASE("exec: small DMA chunks share a port cycle by their bytes", "[exec][dma][sram]") {
@@ -567,71 +430,4 @@ TEST_CASE("exec: a barrier holds every core until all have drained their earlier
       kHeader + kLoad + "barrier\nhalt\n.core 1\nbarrier\n" + kLoad + "halt\n";
   const std::uint64_t first = load_cycles(kDispatch, kLoadBytes);
   CHECK(cycles_of(program) == load_cycles(first + kDispatch, kLoadBytes));
-}
-
-TEST_CASE("exec: vector ops take latency + issue cycles, reductions add their tree depth",
-          "[exec][vpu]") {
-  // A port wide enough that operands never limit: every transfer takes one cycle.
-  const std::string wide = "--set core.vmem.port_width=64KiB ";
-  const std::uint64_t lanes = 128, sublanes = 8;
-  SECTION("exp at a quarter result per slot per cycle") {
-    const std::uint64_t latency = 8, rows = 64, cols = 128;
-    const std::uint64_t issue = rows * cols * 4 / (lanes * sublanes);  // throughput 0.25
-    CHECK(
-        cycles_of(
-            kHeader + "vpu.exp dtype=fp32 shape=[64,128] dst=vmem:65536 a=vmem:0\nhalt\n",
-            wide +
-                "--set core.vpu.ops.exp.latency=8cycles --set core.vpu.ops.exp.throughput=0.25") ==
-        kDispatch + latency + issue - 1);
-  }
-  SECTION("a row sum of 128 elements adds log2(128) levels") {
-    const std::uint64_t latency = 2, issue = 1, tree = 7;
-    CHECK(cycles_of(
-              kHeader + "vpu.reduce_sum dtype=fp32 shape=[8,128] dst=vmem:65536 a=vmem:0\nhalt\n",
-              wide) == kDispatch + latency + issue - 1 + tree);
-  }
-  SECTION("a narrow port makes the op wait for its operands") {
-    // add [8,128] fp32: a and b (4 KiB each) stream through the two 64 B ports for 64 cycles,
-    // plus one cycle of read latency; the result then waits for a port: 64 more cycles.
-    CHECK(
-        cycles_of(kHeader +
-                  "vpu.add dtype=fp32 shape=[8,128] dst=vmem:65536 a=vmem:0 b=vmem:4096\nhalt\n") ==
-        kDispatch + 64 + 64);
-  }
-}
-
-TEST_CASE("exec: a vector mac reads its accumulator from the memory it writes", "[exec][vpu]") {
-  // a and b (8 x 128 fp32 each) in vmem, the accumulator in accmem: read there, then written.
-  const Run r = exec(
-      ".op 0 dw \"v\"\n.core 0\n"
-      "vpu.mac dtype=fp32 shape=[8,128] dst=accmem:0 a=vmem:0 b=vmem:8192\nhalt\n");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const std::uint64_t tile = 8 * 128 * 4;
-  const json vmem = unit_stats(r.report, "chip.core0.vmem");
-  const json accmem = unit_stats(r.report, "chip.core0.accmem");
-  CHECK(vmem["read_bytes"].get<std::uint64_t>() == 2 * tile);
-  CHECK(vmem["write_bytes"].get<std::uint64_t>() == 0);
-  CHECK(accmem["read_bytes"].get<std::uint64_t>() == tile);
-  CHECK(accmem["write_bytes"].get<std::uint64_t>() == tile);
-}
-
-TEST_CASE("exec: independent vector ops pipeline, dependent ones wait for the result",
-          "[exec][vpu]") {
-  // Wide ports, and three of them: each add reads a and b and writes dst in the same cycle.
-  const std::string wide = "--set core.vmem.port_width=64KiB --set core.vmem.ports=3";
-  // add [8,128] fp32: one issue cycle (1024 elements, 1024 slots), latency 2.
-  const std::uint64_t n = 10, latency = 2;
-  std::string independent = kHeader, chained = kHeader;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const std::string dst = std::to_string(65536 + i * 4096);
-    independent += "vpu.add dtype=fp32 shape=[8,128] dst=vmem:" + dst + " a=vmem:0 b=vmem:4096\n";
-    const std::string src = i == 0 ? "0" : std::to_string(65536 + (i - 1) * 4096);
-    chained +=
-        "vpu.add dtype=fp32 shape=[8,128] dst=vmem:" + dst + " a=vmem:" + src + " b=vmem:4096\n";
-  }
-  // Dispatched one per cycle, issued one per cycle: the last starts at cycle n.
-  CHECK(cycles_of(independent + "halt\n", wide) == n + latency);
-  // Each reads the one before: a full latency apart.
-  CHECK(cycles_of(chained + "halt\n", wide) == kDispatch + n * latency);
 }
