@@ -67,6 +67,14 @@ class ObserverFanout : public models::ArrayObserver {
 };
 
 // `unit` names the watched array as the report does ("chip.core0.mxu0").
+// The legend of a cell, by dataflow: what a busy PE's a and w are (the operand it holds stays
+// in w: W[r][c] under ws, X[c][r] under is), and what an idle PE shows.
+struct CellLegend {
+  const char* product;  // completes "a*w=s: it multiplies ..."
+  const char* idle;     // "(w) ..." or "[s] ..."
+};
+CellLegend cell_legend(Dataflow d);
+
 std::string render_show_text(const ArrayRecording& rec, const std::string& unit);
 std::string render_show_html(const ArrayRecording& rec, const std::string& title);
 

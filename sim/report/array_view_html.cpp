@@ -47,7 +47,7 @@ td.idle { color: #aaa; }
 <table class="grid" id="grid"></table>
 <ul id="events"></ul>
 <p class="legend">Each cell is PE(r,c) during the cycle shown: <b>a*w=s</b> means it multiplies
-input a by weight w and latches the sum s at the end of the cycle. @IDLE@ A cycle number t in an
+@PRODUCT@ and latches the sum s at the end of the cycle. @IDLE@ A cycle number t in an
 event means the value is usable from cycle t on (the fast model's end-of-cycle convention).</p>
 <script>
 const D = @DATA@;
@@ -190,9 +190,14 @@ std::string render_show_html(const ArrayRecording& rec, const std::string& title
   std::string payload = data.dump();
   replace(payload, "</", "<\\/");
   replace(page, "@TITLE@", escape_html(title));
-  replace(page, "@IDLE@",
-          keeps ? "<b>[s]</b>: idle, holding its accumulator s."
-                : "<b>(w)</b>: idle, holding w in its active plane.");
+  const CellLegend legend = cell_legend(rec.dataflow());
+  replace(page, "@PRODUCT@", legend.product);
+  // "(w)    idle, ..." becomes "<b>(w)</b>: idle, ..."
+  const std::string idle = legend.idle;
+  const std::size_t gap = idle.find(' ');
+  replace(
+      page, "@IDLE@",
+      "<b>" + idle.substr(0, gap) + "</b>: " + idle.substr(idle.find_first_not_of(' ', gap)) + ".");
   replace(page, "@DATA@", payload);
   return page;
 }

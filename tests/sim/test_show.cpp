@@ -273,6 +273,59 @@ TEST_CASE("show: the teaching program stores relu(X W), computed here from its o
   CHECK(any_nonzero);
 }
 
+TEST_CASE("show: an idle stationary cell holds the operand its legend names", "[show]") {
+  const std::string x = slurp(kSource + "/isa/examples/teach-4x4.x.bin");
+  const std::string w = slurp(kSource + "/isa/examples/teach-4x4.w.bin");
+  REQUIRE(x.size() == 16);
+  REQUIRE(w.size() == 16);
+  // Row-major 4x4 int8 operands: what PE(r,c) keeps in each dataflow.
+  const auto held_ws = [&](int r, int c) { return int(std::int8_t(w[4 * r + c])); };
+  const auto held_is = [&](int r, int c) { return int(std::int8_t(x[4 * c + r])); };
+  for (const char* dataflow : {"ws", "is"}) {
+    CAPTURE(dataflow);
+    const bool ws = std::string(dataflow) == "ws";
+    TempDir dir;
+    REQUIRE(run(dir, kTeach + "--show --set core.mxu.dataflow=" + dataflow +
+                         " --functional --load hbm:0x0=isa/examples/teach-4x4.x.bin"
+                         " --load hbm:0x10=isa/examples/teach-4x4.w.bin") == 0);
+    const std::string out = slurp(dir.path("out"));
+    CHECK(out.find(ws ? "(w)    idle, holding its weight W[r][c]"
+                      : "(w)    idle, holding its input X[c][r]") != std::string::npos);
+    CHECK(out.find(ws ? "multiplies input a (an element of X) by its weight w = W[r][c]"
+                      : "multiplies weight a (an element of W) by its input w = X[c][r]") !=
+          std::string::npos);
+    // Every idle cell shows the operand the legend names, from the PE's first product on (ahead
+    // of the wavefront a PE's active plane is still the previous tile's).
+    std::istringstream in(out);
+    std::string line;
+    bool computing[4][4] = {};
+    int idle_cells = 0, products = 0;
+    const std::regex row_re(R"(^  r(\d) +(.*)$)"), cell_re(R"(\((-?\d+)\)|(-?\d+)\*(-?\d+)=)");
+    for (std::smatch m; std::getline(in, line);) {
+      if (!std::regex_match(line, m, row_re)) continue;
+      const int r = std::stoi(m[1]);
+      const std::string cells = m[2];
+      int c = 0;
+      for (std::sregex_iterator it(cells.begin(), cells.end(), cell_re), end; it != end;
+           ++it, ++c) {
+        const int held = ws ? held_ws(r, c) : held_is(r, c);
+        REQUIRE(c < 4);
+        if ((*it)[1].matched) {
+          if (!computing[r][c]) continue;
+          ++idle_cells;
+          CHECK(std::stoi((*it)[1]) == held);
+        } else {
+          computing[r][c] = true;
+          ++products;
+          CHECK(std::stoi((*it)[3]) == held);  // a*w: the held operand is w
+        }
+      }
+    }
+    CHECK(products == 64);  // M x K x N multiplications, one per busy cell
+    CHECK(idle_cells > 0);
+  }
+}
+
 TEST_CASE("show: --watch-mxu picks the array, and an idle watched array is named with the busy one",
           "[show]") {
   // The teaching program moved to mxu1 of a two-MXU core: the work is the same, on another array.
