@@ -121,19 +121,20 @@ void ObserverFanout::end(std::uint64_t cycles) {
 CellLegend cell_legend(Dataflow d) {
   switch (d) {
     case Dataflow::kWeightStationary:
-      return {"input a (an element of X) by its weight w = W[r][c]",
-              "(w)    idle, holding its weight W[r][c] in its active plane"};
+      return {"input a (an element of X) by its weight w = W[r][c]", "(w)",
+              "idle, holding its weight W[r][c] in its active plane"};
     case Dataflow::kInputStationary:
-      return {"weight a (an element of W) by its input w = X[c][r]",
-              "(w)    idle, holding its input X[c][r] in its active plane"};
+      return {"weight a (an element of W) by its input w = X[c][r]", "(w)",
+              "idle, holding its input X[c][r] in its active plane"};
     case Dataflow::kOutputStationary:
-      return {"input a = X[r][k] by weight w = W[k][c]", "[s]    idle, holding its accumulator s"};
+      return {"input a = X[r][k] by weight w = W[k][c]", "[s]", "idle, holding its accumulator s"};
   }
-  return {"", ""};
+  return {"", "", ""};
 }
 
 std::string render_show_text(const ArrayRecording& rec, const std::string& unit) {
   const bool keeps = rec.dataflow() == Dataflow::kOutputStationary;
+  const CellLegend legend = cell_legend(rec.dataflow());
   std::size_t width = 3;
   for (const auto& f : rec.frames())
     for (const auto& p : f.pes) width = std::max(width, cell(p, keeps).size());
@@ -147,10 +148,10 @@ std::string render_show_text(const ArrayRecording& rec, const std::string& unit)
     << ", cycle by cycle (" << unit << ")\n"
     << "  " << flow_sentence(rec.dataflow()) << "\n"
     << "legend: each cell is PE(r,c) during that cycle\n"
-    << "  a*w=s  it multiplies " << cell_legend(rec.dataflow()).product
+    << "  a*w=s  it multiplies " << legend.product
     << "; s is the sum it latches at the end of the cycle"
     << (keeps ? " (its accumulator)" : " (passed down)") << "\n"
-    << "  " << cell_legend(rec.dataflow()).idle << "\n"
+    << "  " << legend.symbol << "    " << legend.idle << "\n"
     << "  edge   what enters the array's edges (lane i reaches the array i cycles later)\n"
     << "  ready  a cycle number t means: usable from cycle t on (end-of-cycle convention)\n";
 

@@ -66,15 +66,16 @@ class ObserverFanout : public models::ArrayObserver {
   std::vector<models::ArrayObserver*> observers_;
 };
 
-// `unit` names the watched array as the report does ("chip.core0.mxu0").
 // The legend of a cell, by dataflow: what a busy PE's a and w are (the operand it holds stays
 // in w: W[r][c] under ws, X[c][r] under is), and what an idle PE shows.
 struct CellLegend {
   const char* product;  // completes "a*w=s: it multiplies ..."
-  const char* idle;     // "(w) ..." or "[s] ..."
+  const char* symbol;   // an idle cell: "(w)" or "[s]"
+  const char* idle;     // what that means
 };
 CellLegend cell_legend(Dataflow d);
 
+// `unit` names the watched array as the report does ("chip.core0.mxu0").
 std::string render_show_text(const ArrayRecording& rec, const std::string& unit);
 std::string render_show_html(const ArrayRecording& rec, const std::string& title);
 

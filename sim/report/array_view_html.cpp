@@ -192,12 +192,7 @@ std::string render_show_html(const ArrayRecording& rec, const std::string& title
   replace(page, "@TITLE@", escape_html(title));
   const CellLegend legend = cell_legend(rec.dataflow());
   replace(page, "@PRODUCT@", legend.product);
-  // "(w)    idle, ..." becomes "<b>(w)</b>: idle, ..."
-  const std::string idle = legend.idle;
-  const std::size_t gap = idle.find(' ');
-  replace(
-      page, "@IDLE@",
-      "<b>" + idle.substr(0, gap) + "</b>: " + idle.substr(idle.find_first_not_of(' ', gap)) + ".");
+  replace(page, "@IDLE@", std::string("<b>") + legend.symbol + "</b>: " + legend.idle + ".");
   replace(page, "@DATA@", payload);
   return page;
 }

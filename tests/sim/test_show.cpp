@@ -308,8 +308,8 @@ TEST_CASE("show: an idle stationary cell holds the operand its legend names", "[
       int c = 0;
       for (std::sregex_iterator it(cells.begin(), cells.end(), cell_re), end; it != end;
            ++it, ++c) {
+        REQUIRE((r < 4 && c < 4));
         const int held = ws ? held_ws(r, c) : held_is(r, c);
-        REQUIRE(c < 4);
         if ((*it)[1].matched) {
           if (!computing[r][c]) continue;
           ++idle_cells;
