@@ -199,6 +199,14 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t&
         if (!seen.insert(key).second)
           throw ConfigError(key_where, key, "duplicate key (each key may appear once)");
         ConfigNode value = convert(kv.second, file, budget, inside);
+        // `{int8:1}` is one plain key "int8:1" with no value: YAML splits a key from its value
+        // only at ": ". Left alone, the null reads as an unset key and the entry vanishes.
+        const std::size_t colon = key.find(':');
+        if (value.is_null() && kv.first.Tag() != "!" && colon != std::string::npos &&
+            colon + 1 < key.size())
+          throw ConfigError(key_where, key,
+                            "a key with no value; YAML needs a space after ':' (write '" +
+                                key.substr(0, colon) + ": " + key.substr(colon + 1) + "')");
         value.set_key_where(key_where);
         out.append(key, std::move(value));
       }

@@ -72,6 +72,27 @@ TEST_CASE("config tree: duplicate keys and bad YAML are errors with positions",
   CHECK(find_path(twice, "y")->items().size() == 2);
 }
 
+TEST_CASE("config tree: a key glued to its value by ':' without a space is an error",
+          "[config][tree]") {
+  // YAML reads `int16:0.25` as one key with no value; a null reads as an unset key, so the
+  // entry would silently vanish.
+  const std::string glued = "precisions: {int8: 1, int16:0.25}\n";
+  CHECK(error_of([&] { parse_yaml(glued, "p.yaml"); }) ==
+        "p.yaml:" + position_of(glued, "int16") +
+            ": int16:0.25: a key with no value; YAML needs a space after ':' (write 'int16: "
+            "0.25')");
+  const std::string lone = "memory: {model:hbm}\n";
+  CHECK_THAT(error_of([&] { parse_yaml(lone, "m.yaml"); }),
+             Catch::StartsWith("m.yaml:" + position_of(lone, "model")) &&
+                 Catch::Contains("(write 'model: hbm')"));
+  // Written with the space, or quoted, a key may still hold a ':' or be unset.
+  const ConfigNode spaced = parse_yaml("precisions: {int8: 1, int16: 0.25}\n", "ok.yaml");
+  REQUIRE(find_path(spaced, "precisions.int16") != nullptr);
+  CHECK(find_path(spaced, "precisions.int16")->text() == "0.25");
+  const ConfigNode quoted = parse_yaml("m: {\"a:b\": ~, c: }\n", "q.yaml");
+  CHECK(find_path(quoted, "m")->entries().size() == 2);
+}
+
 TEST_CASE("config tree: a stray ',' is an error, not an endless stream of empty documents",
           "[config][tree]") {
   // yaml-cpp 0.7 starts empty documents forever on these (jbeder/yaml-cpp#1040): before the
