@@ -146,6 +146,73 @@ std::uint64_t issue_chunks(const Transfer& t, std::uint64_t chunk) {
   return runs * std::max<std::uint64_t>(1, (t.elem + chunk - 1) / chunk);
 }
 
+// Transfers of one shape whose addresses step by the same amount on both sides (a tile's batch
+// items, a band's rows, one small load per item) are one transfer with an outer dimension: one
+// instruction instead of one per item, as a compiler writes a strided descriptor. A group's
+// transfers all complete before its hand-off and distribute() reorders them anyway, so transfers
+// of a shape merge across others of another shape in between; the order within a shape is kept.
+std::vector<Transfer> coalesce(std::vector<Transfer> transfers, std::uint64_t max_bytes,
+                               std::uint64_t max_chunks, std::uint64_t chunk) {
+  constexpr std::uint64_t kField = std::numeric_limits<std::uint32_t>::max();
+  const auto same_shape = [](const Transfer& a, const Transfer& b) {
+    return a.store == b.store && a.src.space == b.src.space && a.dst.space == b.dst.space &&
+           a.elem == b.elem && a.count == b.count && a.src_stride == b.src_stride &&
+           a.dst_stride == b.dst_stride;
+  };
+  struct Run {
+    Transfer first;
+    std::uint64_t n = 1, src_step = 0, dst_step = 0;
+    // Whether `t` continues the run: the next address on both sides, a forward step that fits
+    // an instruction's stride field, and room for one more dimension.
+    bool extends(const Transfer& t) const {
+      if (t.src.addr < first.src.addr || t.dst.addr <= first.dst.addr) return false;
+      const std::uint64_t ds = t.src.addr - first.src.addr, dd = t.dst.addr - first.dst.addr;
+      if (n == 1) return first.count.size() < kMaxDmaDims && ds <= kField && dd <= kField;
+      return ds == n * src_step && dd == n * dst_step;
+    }
+  };
+  std::vector<Run> runs;
+  std::vector<std::size_t> open;  // per shape seen, its latest run
+  for (Transfer& t : transfers) {
+    if (t.bytes() == 0) continue;
+    simplify(t);
+    // Only transfers below the split size merge: a larger one is cut for the engines anyway.
+    if (t.bytes() >= max_bytes || issue_chunks(t, chunk) >= max_chunks) {
+      runs.push_back(Run{std::move(t)});
+      continue;
+    }
+    std::size_t* latest = nullptr;
+    for (std::size_t& r : open)
+      if (same_shape(runs[r].first, t)) latest = &r;
+    if (latest && runs[*latest].extends(t)) {
+      Run& r = runs[*latest];
+      if (r.n == 1) {
+        r.src_step = t.src.addr - r.first.src.addr;
+        r.dst_step = t.dst.addr - r.first.dst.addr;
+      }
+      ++r.n;
+      continue;
+    }
+    runs.push_back(Run{std::move(t)});
+    if (latest)
+      *latest = runs.size() - 1;
+    else
+      open.push_back(runs.size() - 1);
+  }
+  std::vector<Transfer> merged;
+  merged.reserve(runs.size());
+  for (Run& r : runs) {
+    if (r.n > 1) {
+      r.first.count.insert(r.first.count.begin(), r.n);
+      r.first.src_stride.insert(r.first.src_stride.begin(), r.src_step);
+      r.first.dst_stride.insert(r.first.dst_stride.begin(), r.dst_step);
+      simplify(r.first);
+    }
+    merged.push_back(std::move(r.first));
+  }
+  return merged;
+}
+
 }  // namespace
 
 void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split_bytes,
@@ -162,9 +229,8 @@ void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split
   };
   const std::uint64_t split_chunks = std::max<std::uint64_t>(1, split_bytes / chunk);
   std::vector<Transfer> pieces;
-  for (Transfer& t : transfers) {
-    if (t.bytes() == 0) continue;
-    simplify(t);
+  for (Transfer& t : coalesce(std::move(transfers), std::max<std::uint64_t>(1, split_bytes),
+                              split_chunks, chunk)) {
     const std::uint64_t outer = t.count.front();
     const std::uint64_t parts = std::min<std::uint64_t>(
         {outer, engines,

@@ -12,6 +12,7 @@
 #include "tests/isa/isa_test_support.h"
 
 using namespace tpusim;
+using isa::lower_detail::distribute;
 using isa::lower_detail::Emitter;
 using isa::lower_detail::Transfer;
 
@@ -101,5 +102,83 @@ TEST_CASE("lower: DMA strides and counts beyond 32 bits split into instructions,
       next += d.total_bytes();
     }
     CHECK(next == 5 * kGiB);
+  }
+}
+
+namespace {
+
+// Every (source byte, destination byte) pair a list of runs moves, so that transfers cut or
+// merged differently compare equal when they move the same bytes to the same places.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> bytes_moved(const std::vector<Run>& runs) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (const auto& [src, dst, bytes] : runs)
+    for (std::uint64_t i = 0; i < bytes; ++i) out.emplace_back(src + i, dst + i);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("lower: a group's small transfers of one shape become one strided descriptor",
+          "[isa][lower]") {
+  const ChipSpec chip = isa::test::chip_128();
+  const std::uint32_t engines = chip.core.dma.engines;
+  const std::uint64_t chunk = chip.core.dma.chunk.value();
+  constexpr std::uint64_t kSplit = 16 * 1024;
+  REQUIRE(chunk >= 256);  // each 256 B run below is one chunk issue
+  Emitter e(chip);
+  e.begin_op("matmul", "attention scores");
+  SECTION("per-item loads of a decode step's attention") {
+    // Twelve heads: each head's query row (128 B, the heads contiguous in HBM and in vmem) and
+    // its 8 x 128 key slice (rows of 256 B, 2050 B apart in HBM, each head's slice 8 rows
+    // further), interleaved as the GEMM emits them per batch item.
+    std::vector<Transfer> xfers;
+    std::vector<Run> expected;
+    for (std::uint64_t h = 0; h < 12; ++h) {
+      xfers.push_back(Transfer{false,
+                               {isa::Space::kHbm, 0x1000 + h * 128},
+                               {isa::Space::kVmem, h * 128},
+                               128,
+                               {1},
+                               {128},
+                               {128}});
+      xfers.push_back(Transfer{false,
+                               {isa::Space::kHbm, 0x100000 + h * 8 * 2050},
+                               {isa::Space::kVmem, 0x8000 + h * 2048},
+                               256,
+                               {8},
+                               {2050},
+                               {256}});
+      for (const Transfer& t : {xfers[xfers.size() - 2], xfers.back()})
+        for (const Run& r : runs_of(t)) expected.push_back(r);
+    }
+    distribute(e, xfers, kSplit, engines);
+    CHECK(bytes_moved(runs_of(e.program())) == bytes_moved(expected));
+    // The queries are one 1,536 B run: one instruction. The keys are one [12 x 8] descriptor of
+    // 24 KiB and 96 chunk issues, cut along the heads into min(heads, engines, 96 / (16 KiB /
+    // chunk)) parts; 24 instructions before.
+    const std::uint64_t key_parts =
+        std::min<std::uint64_t>({12, engines, std::max<std::uint64_t>(1, 96 / (kSplit / chunk))});
+    CHECK(e.program().instructions.size() == 1 + key_parts);
+    // The heads split evenly over the engines.
+    std::vector<std::uint64_t> key_bytes(engines, 0);
+    for (const isa::Instruction& inst : e.program().instructions) {
+      const auto& d = std::get<isa::DmaInstr>(inst.body);
+      if (d.src.addr >= 0x100000) key_bytes[d.engine] += d.total_bytes();
+    }
+    for (std::uint32_t g = 0; g < engines && g < key_parts; ++g)
+      CHECK(key_bytes[g] == 12 * 8 * 256 / key_parts);
+  }
+  SECTION("transfers of the split size are cut as before, never merged into coarser pieces") {
+    // Two contiguous 16 KiB runs one after the other: merging them would put 32 KiB in one
+    // piece, and a 16 KiB transfer is already one engine's piece.
+    const std::vector<Transfer> xfers = {
+        Transfer{false, {isa::Space::kHbm, 0}, {isa::Space::kVmem, 0}, kSplit, {1}, {0}, {0}},
+        Transfer{
+            false, {isa::Space::kHbm, kSplit}, {isa::Space::kVmem, kSplit}, kSplit, {1}, {0}, {0}}};
+    distribute(e, xfers, kSplit, engines);
+    REQUIRE(e.program().instructions.size() == 2);
+    for (const isa::Instruction& inst : e.program().instructions)
+      CHECK(std::get<isa::DmaInstr>(inst.body).total_bytes() == kSplit);
   }
 }
