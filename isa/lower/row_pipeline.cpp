@@ -12,9 +12,14 @@ std::uint64_t choose_tile_rows(const OpContext& ctx, const RowPipeline& p, std::
   const std::uint64_t capacity = ctx.chip.core.vmem.capacity.value();
   // Slots are 64-byte aligned: leave room for the padding of each.
   const std::uint64_t slack = 64 * (2 * p.inputs.size() + 4);
+  // What the operator already holds (its resident parameters, constants, vmem kept for other
+  // operators) is named: "196616 B does not fit 256000 B" alone reads as a contradiction.
   if (vmem_used + slack + per_row > capacity)
     ctx.fail("one row (" + std::to_string(per_row) +
-             " B with double buffering) does not fit vmem (" + std::to_string(capacity) + " B)");
+             " B with double buffering) does not fit vmem (" + std::to_string(capacity) +
+             " B) beside the " + std::to_string(vmem_used) +
+             " B already held there (resident operands, constants, kept activations) and " +
+             std::to_string(slack) + " B of slot alignment");
   const std::uint64_t fit = (capacity - vmem_used - slack) / per_row;
   // Near 256 KiB per input slot: long DMA bursts, yet enough tiles to overlap load and compute.
   const std::uint64_t in_row = std::max<std::uint64_t>(1, per_row);

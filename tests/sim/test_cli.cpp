@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -343,6 +344,41 @@ TEST_CASE("cli: messages found misleading by fuzzing say what is wrong, in one s
     CHECK(r.err.size() < 600);
     CHECK_THAT(r.err, Catch::Contains(c.message));
   }
+}
+
+TEST_CASE("cli: a row too wide for vmem names what vmem already holds", "[cli]") {
+  // A layernorm over 8192 fp32 features keeps gamma and beta resident (2 x 32 KiB) and
+  // double-buffers a row in and out (at least 2 x 2 x 32 KiB). With 250 KiB of vmem the row
+  // alone would fit; the message must say what else is there, not "196,616 B does not fit
+  // 256,000 B".
+  TempDir dir;
+  const std::string graph = dir.write("ln.yaml", R"(name: ln
+dtype: fp32
+tensors:
+  - {name: x, shape: [4, 8192], role: input}
+  - {name: g, shape: [8192], role: weight}
+  - {name: b, shape: [8192], role: weight}
+  - {name: y, shape: [4, 8192], role: output}
+ops:
+  - {name: n, op: layernorm, inputs: [x, g, b], output: y}
+)");
+  const Result r =
+      run_tpusim("compile -c tpu-v4i --set core.vmem.capacity=250KiB -w '" + graph + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == 1);
+  unsigned long long row = 0, capacity = 0, held = 0, slack = 0;
+  const std::size_t at = r.err.find("one row (");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(std::sscanf(r.err.c_str() + at,
+                      "one row (%llu B with double buffering) does not fit vmem (%llu B) beside "
+                      "the %llu B already held there (resident operands, constants, kept "
+                      "activations) and %llu B of slot alignment",
+                      &row, &capacity, &held, &slack) == 4);
+  CHECK(capacity == 250 * 1024);
+  CHECK(row >= 4 * 8192 * 4);
+  CHECK(row < capacity);
+  CHECK(held >= 2 * 8192 * 4);
+  CHECK(row + held + slack > capacity);
 }
 
 TEST_CASE("cli: what the lowering cannot do yet exits 3, quoted keys stay on one line", "[cli]") {
