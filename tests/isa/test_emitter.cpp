@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -56,6 +57,16 @@ std::vector<Run> runs_of(const isa::Program& program) {
   return out;
 }
 
+// Every (source byte, destination byte) pair a list of runs moves, so that transfers cut or
+// merged differently compare equal when they move the same bytes to the same places.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> bytes_moved(const std::vector<Run>& runs) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (const auto& [src, dst, bytes] : runs)
+    for (std::uint64_t i = 0; i < bytes; ++i) out.emplace_back(src + i, dst + i);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("lower: DMA strides and counts beyond 32 bits split into instructions, not truncate",
@@ -104,20 +115,6 @@ TEST_CASE("lower: DMA strides and counts beyond 32 bits split into instructions,
     CHECK(next == 5 * kGiB);
   }
 }
-
-namespace {
-
-// Every (source byte, destination byte) pair a list of runs moves, so that transfers cut or
-// merged differently compare equal when they move the same bytes to the same places.
-std::vector<std::pair<std::uint64_t, std::uint64_t>> bytes_moved(const std::vector<Run>& runs) {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-  for (const auto& [src, dst, bytes] : runs)
-    for (std::uint64_t i = 0; i < bytes; ++i) out.emplace_back(src + i, dst + i);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("lower: a group's small transfers of one shape become one strided descriptor",
           "[isa][lower]") {
