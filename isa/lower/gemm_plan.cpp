@@ -128,7 +128,8 @@ double step_mxu_cycles(const ChipSpec& chip, DType dtype, std::uint64_t group, s
     return std::ceil(n * mxu_cycles_per_row(mxu, dtype, std::uint64_t(row_elements), port) - 1e-9);
   };
   const auto shift = [&](double n, double row_elements) {
-    return n * std::max(1.0, std::ceil(row_elements * dtype_bytes(dtype) / double(port)));
+    return double(
+        mxu_shift_cycles(std::uint64_t(n), std::uint64_t(row_elements) * dtype_bytes(dtype), port));
   };
   double per_item = 0;
   switch (mxu.dataflow) {

@@ -29,16 +29,12 @@ std::uint64_t Mxu::start_with_port(std::uint64_t ready, std::uint64_t bytes,
   return std::max(ready, block_end > window ? block_end - window : 0);
 }
 
-std::uint64_t Mxu::port_rows(std::uint64_t rows, std::uint64_t row_bytes) const {
-  const std::uint64_t port = ctx_.spec.core.vmem.port_width.value();
-  return rows * (port == 0 ? 1 : std::max<std::uint64_t>(1, (row_bytes + port - 1) / port));
-}
-
 std::uint64_t Mxu::load_window(const isa::MxuLoadWeights& lw) const {
   // ws shifts the tile through all R rows; os and is stage its K rows (MxuTiming::load_weights).
   const std::uint64_t rows =
       ctx_.spec.core.mxu.dataflow == Dataflow::kWeightStationary ? ctx_.spec.core.mxu.rows : lw.k;
-  return port_rows(rows, std::uint64_t{lw.n} * dtype_bytes(lw.dtype));
+  return mxu_shift_cycles(rows, std::uint64_t{lw.n} * dtype_bytes(lw.dtype),
+                          ctx_.spec.core.vmem.port_width.value());
 }
 
 std::uint64_t Mxu::read_window(const isa::MxuMatmul& mm) const {
@@ -59,8 +55,8 @@ std::uint64_t Mxu::read_window(const isa::MxuMatmul& mm) const {
       return cycles;
     case Dataflow::kInputStationary:  // each fold of mf <= C inputs shifts in over R rows
       for (std::uint64_t m0 = 0; m0 < mm.m; m0 += spec.cols)
-        cycles += port_rows(spec.rows,
-                            std::min<std::uint64_t>(spec.cols, mm.m - m0) * dtype_bytes(mm.dtype));
+        cycles += mxu_shift_cycles(
+            spec.rows, std::min<std::uint64_t>(spec.cols, mm.m - m0) * dtype_bytes(mm.dtype), port);
       return cycles;
   }
   return 1;

@@ -79,8 +79,6 @@ class Mxu : public Unit {
   // which already count a port narrower than a row: the window must too, or that is paid twice).
   std::uint64_t start_with_port(std::uint64_t ready, std::uint64_t bytes,
                                 std::uint64_t window) const;
-  // `rows` reads of `row_bytes` each, a row per cycle unless the port is narrower.
-  std::uint64_t port_rows(std::uint64_t rows, std::uint64_t row_bytes) const;
   std::uint64_t load_window(const isa::MxuLoadWeights& lw) const;
   std::uint64_t read_window(const isa::MxuMatmul& mm) const;
   // Adds the part of [start, end) not already counted; intervals arrive in start order.

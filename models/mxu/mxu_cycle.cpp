@@ -103,11 +103,9 @@ MxuLoadTiming CycleMxu::load_weights(const isa::MxuLoadWeights& lw, std::uint64_
   t.start = std::max(now, load_ready_at());
   // ws shifts the tile down all R rows; is/os write K rows of the staging buffer, each as many
   // port cycles as its N weights need (as the fast model's shift_cycles).
-  const std::uint64_t row_bytes = std::uint64_t{lw.n} * dtype_bytes(lw.dtype);
-  const std::uint64_t per_row =
-      port_bytes_ == 0 ? 1
-                       : std::max<std::uint64_t>(1, (row_bytes + port_bytes_ - 1) / port_bytes_);
-  t.end = t.start + (ws ? spec_.rows : std::uint64_t{lw.k} * per_row);
+  t.end = t.start +
+          (ws ? spec_.rows
+              : mxu_shift_cycles(lw.k, std::uint64_t{lw.n} * dtype_bytes(lw.dtype), port_bytes_));
   assert(t.start >= last_start_);
   last_start_ = t.start;
   commit_until(t.start);

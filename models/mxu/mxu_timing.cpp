@@ -22,12 +22,7 @@ std::uint64_t MxuTiming::stream_cycles(DType dtype, std::uint32_t rows, std::uin
 
 std::uint64_t MxuTiming::shift_cycles(std::uint32_t rows, std::uint32_t row_elements,
                                       DType dtype) const {
-  // One row per cycle, unless the vector-memory port cannot deliver a row per cycle.
-  std::uint64_t per_row = 1;
-  if (port_bytes_ > 0)
-    per_row = std::max<std::uint64_t>(
-        1, (std::uint64_t{row_elements} * dtype_bytes(dtype) + port_bytes_ - 1) / port_bytes_);
-  return std::uint64_t{rows} * per_row;
+  return mxu_shift_cycles(rows, std::uint64_t{row_elements} * dtype_bytes(dtype), port_bytes_);
 }
 
 std::uint64_t MxuTiming::skew_rows(std::uint64_t used) const {

@@ -97,6 +97,15 @@ inline double mxu_cycles_per_row(const MxuSpec& mxu, DType t, std::uint64_t elem
   return cycles;
 }
 
+// Cycles to shift `rows` rows of `row_bytes` each from vector memory into the array or its
+// staging buffer: a row a cycle, unless a port of `port_bytes` a cycle (0: never the limit) needs
+// more. The MXU's timing models, its port booking and the GEMM planner all use it.
+inline std::uint64_t mxu_shift_cycles(std::uint64_t rows, std::uint64_t row_bytes,
+                                      std::uint64_t port_bytes) {
+  if (port_bytes == 0) return rows;
+  return rows * std::max<std::uint64_t>(1, (row_bytes + port_bytes - 1) / port_bytes);
+}
+
 enum class VectorOp : std::uint8_t {
   kAdd, kSub, kMul, kMax, kMin, kRelu, kGelu, kExp, kRsqrt, kReciprocal, kCast, kRequantize,
   kReduceSum, kReduceMax, kBroadcast, kMove,
