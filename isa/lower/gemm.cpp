@@ -320,8 +320,18 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       const int a = static_cast<int>(ti % 2);
       acc_full[a].take(e);
       if (ti >= 2) out_empty[a].take(e);
-      const auto rows = static_cast<std::uint32_t>(t.mc), cols = static_cast<std::uint32_t>(t.nc);
-      for (std::uint64_t jb = 0; jb < t.bn; ++jb) {
+      // Items whose rows fill their tile sit back to back in the accumulators and the output
+      // buffer, so one read-out covers them all: an instruction per operation in the vector
+      // unit's queue, not one per item (twelve heads' casts behind a wait filled it, and the
+      // sequencer held the next step's matmuls). A bias that differs by item or by row (the
+      // swapped operands' columns) keeps them apart.
+      bool together = t.bn > 1 && t.mc == tm && !(bias && swapped);
+      for (std::uint64_t jb = 1; together && bias && jb < t.bn; ++jb)
+        together = p.bias_column(t.b0 + jb) == p.bias_column(t.b0);
+      const std::uint64_t readouts = together ? 1 : t.bn;
+      const auto rows = static_cast<std::uint32_t>(together ? t.bn * t.mc : t.mc),
+                 cols = static_cast<std::uint32_t>(t.nc);
+      for (std::uint64_t jb = 0; jb < readouts; ++jb) {
         const VectorOperand acc{offset(acc_buf[a], jb * acc_item),
                                 static_cast<std::uint32_t>(pitch_acc)};
         const VectorOperand out{offset(out_buf[a], jb * out_item),
