@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace tpusim::isa::lower_detail {
@@ -139,20 +140,37 @@ void Emitter::vector(VectorOp op, DType dtype, DType src_dtype, std::uint32_t ro
 
 namespace {
 
-// Chunks an engine issues for `t`, one a cycle: every contiguous run is at least one.
+// Chunks an engine issues for `t` (simplified), one a cycle: every contiguous run is at least one.
 std::uint64_t issue_chunks(const Transfer& t, std::uint64_t chunk) {
   std::uint64_t runs = 1;
   for (const std::uint64_t c : t.count) runs *= c;
   return runs * std::max<std::uint64_t>(1, (t.elem + chunk - 1) / chunk);
 }
 
+}  // namespace
+
+std::uint64_t dma_chunks(Transfer t, std::uint64_t chunk) {
+  if (t.bytes() == 0) return 0;
+  simplify(t);
+  return issue_chunks(t, std::max<std::uint64_t>(1, chunk));
+}
+
+namespace {
+
 // Transfers of one shape whose addresses step by the same amount on both sides (a tile's batch
 // items, a band's rows, one small load per item) are one transfer with an outer dimension: one
 // instruction instead of one per item, as a compiler writes a strided descriptor. A group's
 // transfers all complete before its hand-off and distribute() reorders them anyway, so transfers
 // of a shape merge across others of another shape in between; the order within a shape is kept.
-std::vector<Transfer> coalesce(std::vector<Transfer> transfers, std::uint64_t max_bytes,
-                               std::uint64_t max_chunks, std::uint64_t chunk) {
+// Items of the split size or more (`large`) merge as well; distribute() keeps such a run whole
+// only when cutting it over the engines is as balanced as cutting each item.
+struct Coalesced {
+  Transfer t;
+  std::vector<Transfer> large_items;  // a run of large items: each, as given
+};
+
+std::vector<Coalesced> coalesce(std::vector<Transfer> transfers, std::uint64_t max_bytes,
+                                std::uint64_t max_chunks, std::uint64_t chunk) {
   constexpr std::uint64_t kField = std::numeric_limits<std::uint32_t>::max();
   const auto same_shape = [](const Transfer& a, const Transfer& b) {
     return a.store == b.store && a.src.space == b.src.space && a.dst.space == b.dst.space &&
@@ -162,6 +180,8 @@ std::vector<Transfer> coalesce(std::vector<Transfer> transfers, std::uint64_t ma
   struct Run {
     Transfer first;
     std::uint64_t n = 1, src_step = 0, dst_step = 0;
+    bool large = false;
+    std::vector<Transfer> items;  // kept for large items only
     // Whether `t` continues the run: the next address on both sides, a forward step that fits
     // an instruction's stride field, and room for one more dimension.
     bool extends(const Transfer& t) const {
@@ -176,11 +196,6 @@ std::vector<Transfer> coalesce(std::vector<Transfer> transfers, std::uint64_t ma
   for (Transfer& t : transfers) {
     if (t.bytes() == 0) continue;
     simplify(t);
-    // Only transfers below the split size merge: a larger one is cut for the engines anyway.
-    if (t.bytes() >= max_bytes || issue_chunks(t, chunk) >= max_chunks) {
-      runs.push_back(Run{std::move(t)});
-      continue;
-    }
     std::size_t* latest = nullptr;
     for (std::size_t& r : open)
       if (same_shape(runs[r].first, t)) latest = &r;
@@ -191,15 +206,20 @@ std::vector<Transfer> coalesce(std::vector<Transfer> transfers, std::uint64_t ma
         r.dst_step = t.dst.addr - r.first.dst.addr;
       }
       ++r.n;
+      if (r.large) r.items.push_back(std::move(t));
       continue;
     }
-    runs.push_back(Run{std::move(t)});
+    Run run;
+    run.first = t;
+    run.large = t.bytes() >= max_bytes || issue_chunks(t, chunk) >= max_chunks;
+    if (run.large) run.items.push_back(std::move(t));
+    runs.push_back(std::move(run));
     if (latest)
       *latest = runs.size() - 1;
     else
       open.push_back(runs.size() - 1);
   }
-  std::vector<Transfer> merged;
+  std::vector<Coalesced> merged;
   merged.reserve(runs.size());
   for (Run& r : runs) {
     if (r.n > 1) {
@@ -207,10 +227,20 @@ std::vector<Transfer> coalesce(std::vector<Transfer> transfers, std::uint64_t ma
       r.first.src_stride.insert(r.first.src_stride.begin(), r.src_step);
       r.first.dst_stride.insert(r.first.dst_stride.begin(), r.dst_step);
       simplify(r.first);
+    } else {
+      r.items.clear();
     }
-    merged.push_back(std::move(r.first));
+    merged.push_back(Coalesced{std::move(r.first), std::move(r.items)});
   }
   return merged;
+}
+
+// The busiest engine's load when `costs` go costliest first onto the least-loaded of `engines`.
+double busiest_engine(std::vector<double> costs, std::uint32_t engines) {
+  std::sort(costs.begin(), costs.end(), std::greater<>());
+  std::vector<double> load(std::max<std::uint32_t>(1, engines), 0);
+  for (const double c : costs) *std::min_element(load.begin(), load.end()) += c;
+  return *std::max_element(load.begin(), load.end());
 }
 
 }  // namespace
@@ -228,16 +258,11 @@ void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split
     return std::max(double(issue_chunks(t, chunk)), double(t.bytes()) / share);
   };
   const std::uint64_t split_chunks = std::max<std::uint64_t>(1, split_bytes / chunk);
-  std::vector<Transfer> pieces;
-  for (Transfer& t : coalesce(std::move(transfers), std::max<std::uint64_t>(1, split_bytes),
-                              split_chunks, chunk)) {
-    const std::uint64_t outer = t.count.front();
-    const std::uint64_t parts = std::min<std::uint64_t>(
-        {outer, engines,
-         std::max<std::uint64_t>({1, t.bytes() / std::max<std::uint64_t>(1, split_bytes),
-                                  issue_chunks(t, chunk) / split_chunks})});
+  // Cuts a transfer larger than the split size, or issuing more chunks than that many bytes
+  // would, along its outermost dimension (a single run: the run itself) into at most `engines`
+  // pieces.
+  const auto cut = [&](Transfer t, std::vector<Transfer>& out) {
     if (t.count.size() == 1 && t.count.front() == 1) {
-      // One contiguous run: cut the run itself.
       const std::uint64_t run_parts = std::min<std::uint64_t>(
           engines, std::max<std::uint64_t>(1, t.elem / std::max<std::uint64_t>(1, split_bytes)));
       std::uint64_t done = 0;
@@ -249,14 +274,19 @@ void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split
         piece.dst_stride = {n};
         piece.src.addr += done;
         piece.dst.addr += done;
-        pieces.push_back(std::move(piece));
+        out.push_back(std::move(piece));
         done += n;
       }
-      continue;
+      return;
     }
+    const std::uint64_t outer = t.count.front();
+    const std::uint64_t parts = std::min<std::uint64_t>(
+        {outer, engines,
+         std::max<std::uint64_t>({1, t.bytes() / std::max<std::uint64_t>(1, split_bytes),
+                                  issue_chunks(t, chunk) / split_chunks})});
     if (parts <= 1) {
-      pieces.push_back(std::move(t));
-      continue;
+      out.push_back(std::move(t));
+      return;
     }
     std::uint64_t first = 0;
     for (std::uint64_t p = 0; p < parts; ++p) {
@@ -265,9 +295,29 @@ void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split
       piece.count.front() = n;
       piece.src.addr += first * t.src_stride.front();
       piece.dst.addr += first * t.dst_stride.front();
-      pieces.push_back(std::move(piece));
+      out.push_back(std::move(piece));
       first += n;
     }
+  };
+  const auto busiest = [&](const std::vector<Transfer>& ts) {
+    std::vector<double> costs;
+    for (const Transfer& t : ts) costs.push_back(cost(t));
+    return busiest_engine(std::move(costs), engines);
+  };
+  std::vector<Transfer> pieces;
+  for (Coalesced& c : coalesce(std::move(transfers), std::max<std::uint64_t>(1, split_bytes),
+                               split_chunks, chunk)) {
+    if (c.large_items.empty()) {
+      cut(std::move(c.t), pieces);
+      continue;
+    }
+    // Large items: each cut on its own, or the run cut whole, whichever leaves the busiest
+    // engine no busier (a tie keeps the run: fewer instructions in the engines' queues).
+    std::vector<Transfer> whole, apart;
+    cut(std::move(c.t), whole);
+    for (Transfer& item : c.large_items) cut(std::move(item), apart);
+    std::vector<Transfer>& chosen = busiest(whole) <= busiest(apart) * (1 + 1e-9) ? whole : apart;
+    for (Transfer& t : chosen) pieces.push_back(std::move(t));
   }
   // Costliest first onto the least-loaded engine: a balanced split without reordering effects,
   // since all pieces of one group complete before the group's hand-off fires.
@@ -318,15 +368,29 @@ double hbm_bytes_per_cycle(const ChipSpec& chip) {
   // cores, so their links and engines add up.
   const double links =
       cores * double(chip.noc.link_width.value()) * std::max<std::uint32_t>(1, core_links(chip));
-  const DramTiming& t = chip.memory.hbm.timing;
-  const double read_s = dram ? (t.tRCD.seconds(chip.memory.hbm.clock).value() +
-                                t.tCL.seconds(chip.memory.hbm.clock).value())
-                             : chip.memory.latency.seconds(chip.clock).value();
-  const double round_trip = std::max(
-      1.0, read_s * clock + 2.0 * chip.noc.hop_latency.seconds(chip.clock).value() * clock);
   const double in_flight = cores * chip.core.dma.engines * chip.core.dma.max_outstanding *
                            double(chip.core.dma.chunk.value());
-  return std::min({memory, links, in_flight / round_trip});
+  return std::min({memory, links, in_flight / read_round_trip_cycles(chip)});
+}
+
+double dma_chunk_cycles(const ChipSpec& chip, std::uint32_t engines, std::uint64_t chunks) {
+  const double all =
+      double(std::max<std::uint32_t>(1, engines)) * std::max<std::uint32_t>(1, chip.cores);
+  const double issue = double(chunks) / all;
+  if (chip.memory.model == MemoryModel::kIdeal) return issue;
+  const double slots = all * std::max<std::uint32_t>(1, chip.core.dma.max_outstanding);
+  return std::max(issue, double(chunks) * read_round_trip_cycles(chip) / slots);
+}
+
+double read_round_trip_cycles(const ChipSpec& chip) {
+  const double clock = chip.clock.value();
+  const DramTiming& t = chip.memory.hbm.timing;
+  const double read_s = chip.memory.model == MemoryModel::kHbm
+                            ? (t.tRCD.seconds(chip.memory.hbm.clock).value() +
+                               t.tCL.seconds(chip.memory.hbm.clock).value())
+                            : chip.memory.latency.seconds(chip.clock).value();
+  return std::max(1.0,
+                  read_s * clock + 2.0 * chip.noc.hop_latency.seconds(chip.clock).value() * clock);
 }
 
 void Handoff::post(Emitter& e) const { post(e, 0, from.size()); }

@@ -90,6 +90,16 @@ void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split
 // interconnect links into the core and by its DMA engines' chunks in flight (infinite for ideal
 // memory).
 double hbm_bytes_per_cycle(const ChipSpec& chip);
+// Core cycles from a DMA chunk's read request to its data, unloaded: the memory's access latency
+// (tRCD + tCL for the bank model) and a hop each way. The chunk holds one of its engine's
+// max_outstanding slots at least that long.
+double read_round_trip_cycles(const ChipSpec& chip);
+// Chunks the DMA engines issue for `t`: every contiguous run is one at least.
+std::uint64_t dma_chunks(Transfer t, std::uint64_t chunk);
+// The least time `engines` DMA engines on each core take for `chunks` spread over the cores: each
+// issues one a cycle and keeps max_outstanding in flight, each for a read's round trip at least
+// (Little's law), so a load of short runs is bound by its chunks rather than its bytes.
+double dma_chunk_cycles(const ChipSpec& chip, std::uint32_t engines, std::uint64_t chunks);
 
 // A one-way notification from every unit in `from` to every unit in `to`, on one core: each
 // consumer owns one semaphore; every producer signals it once, the consumer takes |from|.

@@ -166,6 +166,48 @@ std::vector<Cut> cuts(std::uint64_t total, std::uint64_t tile) {
   return c;
 }
 
+// DMA chunks the plan's loads and stores issue over the whole operator: every contiguous run
+// is one at least, so a tile cut from a wide matrix issues a chunk per row however short. Each
+// tile shape is asked of the problem's own transfers, on batch item 0.
+std::uint64_t dma_chunks_of(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm,
+                            std::uint64_t tn, std::uint64_t tk) {
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, ctx.chip.core.dma.chunk.value());
+  const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
+  const std::uint64_t mb = ceil_div(p.m, tm), nb = ceil_div(p.n, tn);
+  const Address tile{Space::kVmem, 0};
+  const auto chunks = [&](const std::vector<Transfer>& transfers) {
+    std::uint64_t n = 0;
+    for (const Transfer& t : transfers)
+      if (t.hbm_bytes() > 0) n += dma_chunks(t, chunk);
+    return n;
+  };
+  std::uint64_t total = 0;
+  if (p.band) {
+    // Band rows are whole stored rows: about their bytes in chunks.
+    total += nb * mb * ceil_div(band_bytes(*p.band, tm), chunk);
+  } else if (p.a_run_elements > 0) {
+    // An im2col gather's runs, counted without building it (a stem's gather has tens of
+    // thousands of transfers a tile).
+    const std::uint64_t run = std::min(p.a_run_elements, p.k);
+    total += p.batch * nb * p.m * ceil_div(p.k, run) * ceil_div(run * ei, chunk);
+  } else {
+    for (const Cut& m : cuts(p.m, tm))
+      for (const Cut& k : cuts(p.k, tk))
+        total += p.batch * nb * m.count * k.count *
+                 chunks(p.load_a(0, 0, m.size, 0, k.size, tile, tk * ei));
+  }
+  const std::uint64_t pitch_b = p.b_transposed ? tk * ei : tn * ei;
+  for (const Cut& k : cuts(p.k, tk))
+    for (const Cut& n : cuts(p.n, tn))
+      total += p.batch * mb * k.count * n.count *
+               chunks(p.load_b(0, 0, k.size, 0, n.size, tile, pitch_b));
+  for (const Cut& m : cuts(p.m, tm))
+    for (const Cut& n : cuts(p.n, tn))
+      total +=
+          p.batch * m.count * n.count * chunks(p.store_c(0, 0, m.size, 0, n.size, tile, tn * eo));
+  return total;
+}
+
 Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
                std::uint64_t tk, std::uint64_t in_buffers, std::uint64_t group) {
   Tiles t{tm, tn, tk};
@@ -230,17 +272,9 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
     };
     t.compute_cycles = busiest_core(tile_cycles);
   }
-  t.memory_cycles = double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle();
-  if (p.a_run_elements > 0 && !p.band) {
-    // Each engine issues one chunk a cycle, and every run of a gathered A row is a chunk at
-    // least: short runs (a 3-channel image) bound the loads by issue, not by bandwidth.
-    const std::uint64_t chunk = ctx.chip.core.dma.chunk.value();
-    const std::uint64_t run = std::min(p.a_run_elements, p.k);
-    const std::uint64_t chunks_per_row =
-        ceil_div(p.k, run) * ceil_div(run * ei, chunk);
-    const double issue = double(p.batch * nb * p.m * chunks_per_row) / double(ctx.engines());
-    t.memory_cycles = std::max(t.memory_cycles, issue);
-  }
+  t.memory_cycles =
+      std::max(double(t.hbm_bytes) / ctx.hbm_bytes_per_cycle(),
+               dma_chunk_cycles(ctx.chip, ctx.engines(), dma_chunks_of(ctx, p, tm, tn, tk)));
   // Each step pays a fixed cost for its hand-off instructions through the sequencer (about 32
   // cycles). When loads set the pace, each step also exposes the memory's access latency: a
   // buffer's next load is issued only once the step that used it has drained, and the latency is

@@ -179,3 +179,63 @@ TEST_CASE("lower: a group's small transfers of one shape become one strided desc
       CHECK(std::get<isa::DmaInstr>(inst.body).total_bytes() == kSplit);
   }
 }
+
+TEST_CASE("lower: a run of large items is one descriptor per engine when that is as balanced",
+          "[isa][lower]") {
+  ChipSpec chip = isa::test::chip_128();
+  chip.core.dma.engines = 4;
+  const std::uint64_t chunk = chip.core.dma.chunk.value();
+  constexpr std::uint64_t kSplit = 16 * 1024;
+  // Each item is one head's 64 x 128 key slice: 64 rows of 256 B, 2050 B apart in HBM, 16 KiB
+  // and 64 chunk issues, so each alone is cut in two (64 / (16 KiB / chunk) pieces).
+  REQUIRE(chunk == 512);
+  const auto heads = [&](std::uint64_t n) {
+    std::vector<Transfer> xfers;
+    for (std::uint64_t h = 0; h < n; ++h)
+      xfers.push_back(Transfer{false,
+                               {isa::Space::kHbm, 0x100000 + h * 64 * 2050},
+                               {isa::Space::kVmem, h * kSplit},
+                               256,
+                               {64},
+                               {2050},
+                               {256}});
+    return xfers;
+  };
+  const auto per_engine = [](const Emitter& e, std::uint32_t engines) {
+    std::vector<std::uint64_t> bytes(engines, 0), instructions(engines, 0);
+    for (const isa::Instruction& inst : e.program().instructions) {
+      const auto& d = std::get<isa::DmaInstr>(inst.body);
+      bytes[d.engine] += d.total_bytes();
+      ++instructions[d.engine];
+    }
+    return std::pair{bytes, instructions};
+  };
+  SECTION("twelve heads over four engines: three heads in one descriptor each") {
+    Emitter e(chip);
+    e.begin_op("matmul", "attention scores");
+    const std::vector<Transfer> xfers = heads(12);
+    std::vector<Run> expected;
+    for (const Transfer& t : xfers)
+      for (const Run& r : runs_of(t)) expected.push_back(r);
+    distribute(e, xfers, kSplit, 4);
+    CHECK(bytes_moved(runs_of(e.program())) == bytes_moved(expected));
+    // Cut apart: 24 half heads, six instructions an engine. Whole: 12 / 4 heads an engine in one.
+    const auto [bytes, instructions] = per_engine(e, 4);
+    for (std::uint32_t g = 0; g < 4; ++g) {
+      CHECK(bytes[g] == 3 * kSplit);
+      CHECK(instructions[g] == 1);
+    }
+  }
+  SECTION("two heads over four engines stay cut in halves, one on each engine") {
+    // Whole, the run could go to two engines only (one head each); apart, each head's two
+    // halves use all four.
+    Emitter e(chip);
+    e.begin_op("matmul", "attention scores");
+    distribute(e, heads(2), kSplit, 4);
+    const auto [bytes, instructions] = per_engine(e, 4);
+    for (std::uint32_t g = 0; g < 4; ++g) {
+      CHECK(bytes[g] == kSplit / 2);
+      CHECK(instructions[g] == 1);
+    }
+  }
+}

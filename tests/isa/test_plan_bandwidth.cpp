@@ -1,6 +1,7 @@
 // The off-chip bandwidth the lowering plans with (hbm_bytes_per_cycle): the memory's peak, unless
 // the cores cannot take that much in over their interconnect links or keep enough DMA chunks in
-// flight to cover a read's round trip (Little's law). Each expected figure is worked out here
+// flight to cover a read's round trip (Little's law); and the time a load's DMA chunks take
+// (dma_chunk_cycles), which bounds loads of short runs. Each expected figure is worked out here
 // from the chip's parameters.
 
 #include <catch2/catch.hpp>
@@ -75,4 +76,43 @@ TEST_CASE("plan bandwidth: too few chunks in flight cap it by Little's law",
   // each (2 x 512 B), whatever the links and chunks in flight.
   c.memory.model = MemoryModel::kIdeal;
   CHECK(hbm_bytes_per_cycle(c) == Approx(2 * 512));
+}
+
+TEST_CASE("plan bandwidth: a transfer issues a chunk per contiguous run at least",
+          "[isa][lower][bandwidth]") {
+  using tpusim::isa::lower_detail::dma_chunks;
+  using tpusim::isa::lower_detail::Transfer;
+  // 64 rows cut from a wider matrix: 2050 B apart in HBM, back to back in vmem.
+  const auto rows = [](std::uint64_t bytes, std::uint64_t src_stride) {
+    return Transfer{
+        false, {isa::Space::kHbm, 0}, {isa::Space::kVmem, 0}, bytes, {64}, {src_stride}, {bytes}};
+  };
+  CHECK(dma_chunks(rows(256, 2050), 512) == 64);       // a run shorter than a chunk: one
+  CHECK(dma_chunks(rows(1024, 2050), 512) == 64 * 2);  // two chunks a run
+  CHECK(dma_chunks(rows(1000, 2050), 512) == 64 * 2);  // the last one short
+  // Rows back to back on both sides are one run of 16 KiB.
+  CHECK(dma_chunks(rows(256, 256), 512) == 16 * 1024 / 512);
+}
+
+TEST_CASE("plan bandwidth: chunks take the longer of their issue and their round trips in flight",
+          "[isa][lower][bandwidth]") {
+  using tpusim::isa::lower_detail::dma_chunk_cycles;
+  ChipSpec c = chip();
+  // 2 engines keep 2 x 64 chunks in flight, each for the 102-cycle round trip: 12,800 chunks
+  // take 12,800 x 102 / 128 cycles, more than their 12,800 / 2 issue cycles.
+  CHECK(dma_chunk_cycles(c, 2, 12800) == Approx(12800 * kRoundTrip / 128));
+  // One engine of the two.
+  CHECK(dma_chunk_cycles(c, 1, 12800) == Approx(12800 * kRoundTrip / 64));
+  // Enough in flight to hide the round trip: one chunk a cycle an engine is the limit.
+  c.core.dma.max_outstanding = 1024;
+  REQUIRE(2 * 1024 / kRoundTrip > 2);
+  CHECK(dma_chunk_cycles(c, 2, 12800) == Approx(12800.0 / 2));
+  // Two cores share the chunks.
+  c.core.dma.max_outstanding = 64;
+  c.cores = 2;
+  CHECK(dma_chunk_cycles(c, 2, 12800) == Approx(12800 * kRoundTrip / 256));
+  // Memory that answers at once leaves the issue.
+  c.cores = 1;
+  c.memory.model = MemoryModel::kIdeal;
+  CHECK(dma_chunk_cycles(c, 2, 12800) == Approx(12800.0 / 2));
 }
