@@ -60,7 +60,19 @@ void Sequencer::run() {
     };
     if (Unit* unit = target(inst)) {
       unit->push(index);
-      s.queue_full_cycles += stalled();
+      const std::uint64_t full = stalled();
+      s.queue_full_cycles += full;
+      switch (inst.unit().kind) {
+        case isa::UnitKind::kDma:
+          s.queue_full_dma_cycles += full;
+          break;
+        case isa::UnitKind::kMxu:
+          s.queue_full_mxu_cycles += full;
+          break;
+        default:
+          s.queue_full_vpu_cycles += full;
+          break;
+      }
       continue;
     }
     if (const auto* signal = std::get_if<isa::SemSignal>(&inst.body)) {

@@ -14,6 +14,9 @@ namespace tpusim::models {
 struct SequencerStats {
   std::uint64_t dispatched = 0;
   std::uint64_t queue_full_cycles = 0;  // dispatch stalled on a full unit queue
+  // The same by the kind of unit whose queue was full: a queue that fills behind a long wait
+  // holds back every unit's later instructions (in-order dispatch).
+  std::uint64_t queue_full_dma_cycles = 0, queue_full_mxu_cycles = 0, queue_full_vpu_cycles = 0;
   std::uint64_t sem_wait_cycles = 0;    // dispatch stopped by `sem.wait seq`
   std::uint64_t barrier_cycles = 0;     // draining and waiting at barriers
 
@@ -21,6 +24,12 @@ struct SequencerStats {
   void visit(V& v) {
     v("dispatched", dispatched, "", "instructions dispatched");
     v("queue_full_cycles", queue_full_cycles, "cycles", "dispatch stalled on a full unit queue");
+    v("queue_full_dma_cycles", queue_full_dma_cycles, "cycles",
+      "dispatch stalled on a full DMA engine queue");
+    v("queue_full_mxu_cycles", queue_full_mxu_cycles, "cycles",
+      "dispatch stalled on a full MXU queue");
+    v("queue_full_vpu_cycles", queue_full_vpu_cycles, "cycles",
+      "dispatch stalled on the vector unit's full queue");
     v("sem_wait_cycles", sem_wait_cycles, "cycles", "dispatch stopped by a semaphore wait on seq");
     v("barrier_cycles", barrier_cycles, "cycles", "cycles spent draining and waiting at barriers");
   }

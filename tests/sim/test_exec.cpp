@@ -86,6 +86,11 @@ TEST_CASE("exec: an executing instruction keeps its queue entry", "[exec][sequen
       unit_stats(r.report, "chip.core0.seq")["queue_full_cycles"].get<std::uint64_t>();
   const std::uint64_t chunks = 65536 / kChunk, chunk_cycles = kChunk / kBytesPerCycle, slots = 64;
   CHECK(stalled >= kSetup + kLatency + (chunks - slots) * chunk_cycles - 2 * kDispatch);
+  // All of it on the DMA engine's queue.
+  const json& seq = unit_stats(r.report, "chip.core0.seq");
+  CHECK(seq["queue_full_dma_cycles"].get<std::uint64_t>() == stalled);
+  CHECK(seq["queue_full_mxu_cycles"].get<std::uint64_t>() == 0);
+  CHECK(seq["queue_full_vpu_cycles"].get<std::uint64_t>() == 0);
 }
 
 TEST_CASE("exec: a DMA engine stores what it loaded only once the load has landed", "[exec][dma]") {
