@@ -67,7 +67,19 @@ void ArrayRecording::begin(Dataflow dataflow, std::uint32_t rows, std::uint32_t 
 
 void ArrayRecording::cycle(std::uint64_t t, const models::ArrayInputs& in,
                            const std::vector<models::PeView>& pes) {
-  frames_.push_back(Frame{t, in, pes});
+  Frame f{t, t, in, pes};
+  if (!frames_.empty() && !f.active()) {
+    Frame& prev = frames_.back();
+    const auto same = [](const models::PeView& a, const models::PeView& b) {
+      return a.a == b.a && a.w == b.w && a.ps == b.ps;  // neither works: valid bits are clear
+    };
+    if (!prev.active() && prev.last + 1 == t &&
+        std::equal(pes.begin(), pes.end(), prev.pes.begin(), prev.pes.end(), same)) {
+      prev.last = t;
+      return;
+    }
+  }
+  frames_.push_back(std::move(f));
 }
 
 void ArrayRecording::load(const isa::MxuLoadWeights& lw, const models::MxuLoadTiming& t) {
@@ -174,9 +186,9 @@ std::string render_show_text(const ArrayRecording& rec, const std::string& unit)
       std::size_t j = i;
       while (j + 1 < frames.size() && !frames[j + 1].active()) ++j;
       // Idle to the end of the run when nothing follows.
-      const std::uint64_t last = j + 1 == frames.size() && rec.end_cycle() > frames[j].t + 1
+      const std::uint64_t last = j + 1 == frames.size() && rec.end_cycle() > frames[j].last + 1
                                      ? rec.end_cycle() - 1
-                                     : frames[j].t;
+                                     : frames[j].last;
       idle(frames[i].t, last);
       i = j + 1;
       continue;
@@ -198,7 +210,7 @@ std::string render_show_text(const ArrayRecording& rec, const std::string& unit)
     print_events(f.t);
     ++i;
   }
-  const std::uint64_t after = frames.empty() ? 0 : frames.back().t + 1;
+  const std::uint64_t after = frames.empty() ? 0 : frames.back().last + 1;
   if ((frames.empty() || frames.back().active()) && rec.end_cycle() > after)
     idle(after, rec.end_cycle() - 1);
   print_events(~std::uint64_t{0});

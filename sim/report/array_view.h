@@ -14,8 +14,11 @@ namespace tpusim::sim {
 
 class ArrayRecording : public models::ArrayObserver {
  public:
+  // One cycle, or a span of idle cycles t..last alike in every PE: a run that waits long on
+  // memory keeps one frame for the wait, not one per cycle.
   struct Frame {
     std::uint64_t t = 0;
+    std::uint64_t last = 0;
     models::ArrayInputs in;
     std::vector<models::PeView> pes;
     bool active() const;  // anything enters the edges or any PE works

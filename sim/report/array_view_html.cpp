@@ -61,7 +61,8 @@ function show(k) {
   index = Math.max(0, Math.min(D.frames.length - 1, k));
   const f = D.frames[index];
   $("slider").value = index;
-  $("label").textContent = "cycle " + f.t + " (" + (index + 1) + " of " + D.frames.length + ")";
+  $("label").textContent = "cycle " + f.t + " (" + (index + 1) + " of " + D.frames.length + ")" +
+      (f.last > f.t ? ", idle to cycle " + f.last : "");
   $("edge").textContent = f.edge ? "edge: " + f.edge : "";
   const grid = $("grid");
   grid.innerHTML = "";
@@ -91,10 +92,10 @@ function show(k) {
   // that reach accumulator memory once the array has drained).
   const list = $("events");
   list.innerHTML = "";
-  const after = index > 0 ? D.frames[index - 1].t : -1;
+  const after = index > 0 ? D.frames[index - 1].last : -1;
   const last = index === D.frames.length - 1;
   for (const e of D.events) {
-    if (e[0] <= after || (e[0] > f.t && !last)) continue;
+    if (e[0] <= after || (e[0] > f.last && !last)) continue;
     const li = document.createElement("li");
     li.textContent = "cycle " + e[0] + ": " + e[1];
     list.appendChild(li);
@@ -178,7 +179,7 @@ std::string render_show_html(const ArrayRecording& rec, const std::string& title
           std::string(edge.empty() ? "" : "; ") + "load-chain row " + std::to_string(f.in.wl_row);
     if (f.in.cap) edge += std::string(edge.empty() ? "" : "; ") + "capture results, row 0 leaves";
     if (f.in.shift) edge += std::string(edge.empty() ? "" : "; ") + "next result row leaves";
-    frames.push_back({{"t", f.t}, {"edge", edge}, {"pes", pes}});
+    frames.push_back({{"t", f.t}, {"last", f.last}, {"edge", edge}, {"pes", pes}});
   }
   data["frames"] = frames;
   json events = json::array();

@@ -162,7 +162,9 @@ for (let i = 1; i < total; i++) { els.next.onclick(); seen.push(els.label.textCo
 els.next.onclick();  // past the end: stays on the last cycle
 const stays = els.label.textContent === seen[total - 1];
 for (let i = 0; i < total; i++) {
-  const want = "cycle " + D.frames[i].t + " (" + (i + 1) + " of " + total + ")";
+  const f = D.frames[i];
+  const want = "cycle " + f.t + " (" + (i + 1) + " of " + total + ")" +
+      (f.last > f.t ? ", idle to cycle " + f.last : "");
   if (seen[i] !== want) { console.log("bad " + i + ": " + seen[i] + " != " + want); process.exit(1); }
 }
 els.slider.oninput({ target: { value: String(Math.floor(total / 2)) } });
@@ -401,4 +403,53 @@ TEST_CASE("show: the text view reads in time order, instructions numbered", "[sh
     CHECK(slurp(dir.path("out")).find(": mxu.lw #1 k=4 n=4: load starts\n") != std::string::npos);
     CHECK(slurp(dir.path("out")).find(": mxu.mm #1 m=4 k=4 n=4: done\n") != std::string::npos);
   }
+}
+
+TEST_CASE("show: a long wait between two matmuls is one idle frame, however long", "[show][html]") {
+  // The second weights are loaded only after the first matmul: the array waits the memory's
+  // latency in between. A frame per idle cycle made the page (and the recording) grow with the
+  // wait: 2,048 frames at 20 us, 58 at 100 ns.
+  TempDir dir;
+  dir.write("gap.tasm", R"(.op 0 matmul "fc"
+.core 0
+load dma0 dst=vmem:0 src=hbm:0 elem=32
+sem.signal dma0 s0
+sem.wait mxu0 s0
+mxu.lw mxu0 src=vmem:16 k=4 n=4 dtype=int8
+mxu.mm mxu0 src=vmem:0 dst=accmem:0 m=4 k=4 n=4 dtype=int8
+sem.signal mxu0 s1
+sem.wait dma0 s1
+load dma0 dst=vmem:32 src=hbm:32 elem=16
+sem.signal dma0 s2
+sem.wait mxu0 s2
+mxu.lw mxu0 src=vmem:32 k=4 n=4 dtype=int8
+mxu.mm mxu0 src=vmem:0 dst=accmem:64 m=4 k=4 n=4 dtype=int8
+halt
+)");
+  const auto frames = [&](const std::string& latency) {
+    const std::string page = dir.path("p.html");
+    REQUIRE(run(dir, "exec '" + dir.path("gap.tasm") +
+                         "' -c configs/chips/teach-4x4.yaml --set 'memory.latency=" + latency +
+                         "' --show --show-format html --show-out '" + page + "'") == 0);
+    const std::string html = slurp(page);
+    std::size_t n = 0;
+    for (std::size_t at = html.find("\"last\":"); at != std::string::npos;
+         at = html.find("\"last\":", at + 1))
+      ++n;
+    return n;
+  };
+  const std::size_t short_wait = frames("100 ns"), long_wait = frames("20 us");
+  CHECK(short_wait > 0);
+  CHECK(long_wait <= short_wait + 1);  // at most the wait's own frame more
+  // The text view names the whole wait: 20 us at 100 MHz is 2,000 cycles and more.
+  REQUIRE(run(dir, "exec '" + dir.path("gap.tasm") +
+                       "' -c configs/chips/teach-4x4.yaml --set 'memory.latency=20 us' --show") ==
+          0);
+  const std::regex span(R"(cycles (\d+)\.\.(\d+): array idle)");
+  const std::string text = slurp(dir.path("out"));
+  std::uint64_t longest = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), span); it != std::sregex_iterator();
+       ++it)
+    longest = std::max<std::uint64_t>(longest, std::stoull((*it)[2]) - std::stoull((*it)[1]) + 1);
+  CHECK(longest >= 2000);
 }
