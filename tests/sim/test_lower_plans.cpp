@@ -3,6 +3,7 @@
 // cliff a shape sweep found (docs/performance.md, isa/lower/README.md).
 
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,9 @@
 
 namespace {
 
+using tpusim::test::compile_text;
+using tpusim::test::Outcome;
+using tpusim::test::run_and_compare;
 using tpusim::test::TempDir;
 using tpusim::test::timing_report;
 
@@ -59,4 +63,45 @@ TEST_CASE("lower: a convolution's last, one-column tile is priced at its own siz
            "conv2d, inputs: [x, w], stride: 1, padding: 1, output: y}\n";
   };
   check_no_slower("tpu-v5e", conv(257), conv(384));
+}
+
+TEST_CASE("run: heads that share a step share one read-out per vector operation", "[run]") {
+  // Twelve heads of a decode step's scores: each head's one output row sits right after the
+  // previous head's in the accumulators and the output buffer, so a step's cast from fp32 is one
+  // instruction over all its heads, not one per head (twelve casts behind a wait outgrew the
+  // vector unit's queue of 16 and stalled the sequencer).
+  const std::string graph = R"(name: scores
+dtype: bf16
+tensors:
+  - {name: q, shape: [12, 1, 64], role: input}
+  - {name: k, shape: [12, 64, 300], role: input}
+  - {name: s, shape: [12, 1, 300], role: output}
+ops:
+  - {name: s, op: matmul, inputs: [q, k]}
+)";
+  const std::string plan = compile_text("tpu-v4i", graph, true);
+  std::uint64_t tn = 0, group = 0;
+  {
+    const auto at = plan.find("x N ");
+    REQUIRE(at != std::string::npos);
+    std::istringstream(plan.substr(at + 4)) >> tn;
+    const auto per = plan.find(" per step)");
+    REQUIRE(per != std::string::npos);
+    const auto open = plan.rfind('(', per);
+    std::istringstream(plan.substr(open + 1)) >> group;
+  }
+  REQUIRE(group > 1);
+  REQUIRE(tn > 0);
+  const std::uint64_t tiles = (12 + group - 1) / group * ((300 + tn - 1) / tn);
+  const std::string program = compile_text("tpu-v4i", graph, false);
+  std::uint64_t casts = 0;
+  for (std::size_t at = program.find("vpu.cast"); at != std::string::npos;
+       at = program.find("vpu.cast", at + 1))
+    ++casts;
+  CHECK(casts == tiles);
+  const Outcome o = run_and_compare("tpu-v4i", graph);
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.nonzero > 0);
+  CHECK(o.compared == 12 * 300);
+  CHECK(o.worst < 1.0 / 64);
 }

@@ -134,47 +134,6 @@ ops:
   CHECK(o.worst < 1.0 / 64);
 }
 
-TEST_CASE("run: heads that share a step share one read-out per vector operation", "[run]") {
-  // Twelve heads of a decode step's scores: each head's one output row sits right after the
-  // previous head's in the accumulators and the output buffer, so a step's cast from fp32 is one
-  // instruction over all its heads, not one per head (twelve casts behind a wait outgrew the
-  // vector unit's queue of 16 and stalled the sequencer).
-  const std::string graph = R"(name: scores
-dtype: bf16
-tensors:
-  - {name: q, shape: [12, 1, 64], role: input}
-  - {name: k, shape: [12, 64, 300], role: input}
-  - {name: s, shape: [12, 1, 300], role: output}
-ops:
-  - {name: s, op: matmul, inputs: [q, k]}
-)";
-  const std::string plan = compile_text("tpu-v4i", graph, true);
-  std::uint64_t tn = 0, group = 0;
-  {
-    const auto at = plan.find("x N ");
-    REQUIRE(at != std::string::npos);
-    std::istringstream(plan.substr(at + 4)) >> tn;
-    const auto per = plan.find(" per step)");
-    REQUIRE(per != std::string::npos);
-    const auto open = plan.rfind('(', per);
-    std::istringstream(plan.substr(open + 1)) >> group;
-  }
-  REQUIRE(group > 1);
-  REQUIRE(tn > 0);
-  const std::uint64_t tiles = (12 + group - 1) / group * ((300 + tn - 1) / tn);
-  const std::string program = compile_text("tpu-v4i", graph, false);
-  std::uint64_t casts = 0;
-  for (std::size_t at = program.find("vpu.cast"); at != std::string::npos;
-       at = program.find("vpu.cast", at + 1))
-    ++casts;
-  CHECK(casts == tiles);
-  const Outcome o = run_and_compare("tpu-v4i", graph);
-  REQUIRE(o.exit_code == 0);
-  CHECK(o.nonzero > 0);
-  CHECK(o.compared == 12 * 300);
-  CHECK(o.worst < 1.0 / 64);
-}
-
 TEST_CASE("run: a transpose that only moves size-1 axes is an alias, and results still match",
           "[run]") {
   const std::string graph = R"(name: heads
