@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <functional>
 #include <limits>
 
 namespace tpusim::isa::lower_detail {
@@ -235,12 +234,28 @@ std::vector<Coalesced> coalesce(std::vector<Transfer> transfers, std::uint64_t m
   return merged;
 }
 
-// The busiest engine's load when `costs` go costliest first onto the least-loaded of `engines`.
-double busiest_engine(std::vector<double> costs, std::uint32_t engines) {
-  std::sort(costs.begin(), costs.end(), std::greater<>());
+// Pieces by cost onto `engines`, costliest first onto the least-loaded engine: a balanced split
+// without reordering effects, since all pieces of one group complete before the group's hand-off
+// fires. `order` lists (piece, engine) in placement order.
+struct Placement {
+  std::vector<std::pair<std::size_t, std::uint32_t>> order;
+  double busiest = 0;  // the busiest engine's load
+};
+Placement place(const std::vector<double>& costs, std::uint32_t engines) {
+  std::vector<std::size_t> by_cost(costs.size());
+  for (std::size_t i = 0; i < costs.size(); ++i) by_cost[i] = i;
+  std::stable_sort(by_cost.begin(), by_cost.end(),
+                   [&](std::size_t a, std::size_t b) { return costs[a] > costs[b]; });
   std::vector<double> load(std::max<std::uint32_t>(1, engines), 0);
-  for (const double c : costs) *std::min_element(load.begin(), load.end()) += c;
-  return *std::max_element(load.begin(), load.end());
+  Placement p;
+  for (const std::size_t i : by_cost) {
+    const auto engine =
+        static_cast<std::uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[engine] += costs[i];
+    p.order.emplace_back(i, engine);
+  }
+  p.busiest = *std::max_element(load.begin(), load.end());
+  return p;
 }
 
 }  // namespace
@@ -299,10 +314,10 @@ void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split
       first += n;
     }
   };
-  const auto busiest = [&](const std::vector<Transfer>& ts) {
+  const auto placed = [&](const std::vector<Transfer>& ts) {
     std::vector<double> costs;
     for (const Transfer& t : ts) costs.push_back(cost(t));
-    return busiest_engine(std::move(costs), engines);
+    return place(costs, engines);
   };
   std::vector<Transfer> pieces;
   for (Coalesced& c : coalesce(std::move(transfers), std::max<std::uint64_t>(1, split_bytes),
@@ -316,22 +331,12 @@ void distribute(Emitter& e, std::vector<Transfer> transfers, std::uint64_t split
     std::vector<Transfer> whole, apart;
     cut(std::move(c.t), whole);
     for (Transfer& item : c.large_items) cut(std::move(item), apart);
-    std::vector<Transfer>& chosen = busiest(whole) <= busiest(apart) * (1 + 1e-9) ? whole : apart;
+    std::vector<Transfer>& chosen =
+        placed(whole).busiest <= placed(apart).busiest * (1 + 1e-9) ? whole : apart;
     for (Transfer& t : chosen) pieces.push_back(std::move(t));
   }
-  // Costliest first onto the least-loaded engine: a balanced split without reordering effects,
-  // since all pieces of one group complete before the group's hand-off fires.
-  std::vector<std::pair<double, std::size_t>> order;  // (cost, piece)
-  for (std::size_t i = 0; i < pieces.size(); ++i) order.emplace_back(cost(pieces[i]), i);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<double> load(engines, 0);
-  for (const auto& [piece_cost, i] : order) {
-    const auto engine =
-        static_cast<std::uint8_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[engine] += piece_cost;
+  for (const auto& [i, engine] : placed(pieces).order)
     e.dma(static_cast<std::uint8_t>(first_engine + engine), std::move(pieces[i]));
-  }
 }
 
 namespace {
