@@ -92,10 +92,11 @@ std::uint64_t n_slice(const MxuSpec& mxu, std::uint64_t nc) {
   return mxu.dataflow == Dataflow::kInputStationary ? nc : mxu.cols;
 }
 
-// Busy cycles of one MXU for one step (models/mxu/mxu_timing.h has the exact rules). With
-// double buffering, a ws (weight tile, row block) pair costs the larger of streaming its rows and
-// loading its weights; os folds of R rows cost K plus the wavefront's skew; is folds of C inputs
-// cost the N streamed columns. Without it every fold also waits for the array to fill and drain.
+// Busy cycles of the busiest MXU for one tile over its `kblocks` K blocks
+// (models/mxu/mxu_timing.h has the exact rules). With double buffering, a ws (weight tile, row
+// block) pair costs the larger of streaming its rows and loading its weights; os folds of R rows
+// cost K plus the wavefront's skew; is folds of C inputs cost the N streamed columns. Without it
+// every fold also waits for the array to fill and drain.
 namespace {
 
 // MXUs a tile's weight slices and row parts leave idle take a share of its K slices instead,
@@ -108,8 +109,9 @@ std::uint64_t k_parts(const MxuSpec& mxu, std::uint64_t group, std::uint64_t mc,
   return std::max<std::uint64_t>(1, std::min<std::uint64_t>(mxu.count / items, k_slices));
 }
 
-double step_mxu_cycles(const ChipSpec& chip, DType dtype, std::uint64_t group, std::uint64_t mc,
-                       std::uint64_t nc, std::uint64_t kc, std::uint64_t kparts) {
+double tile_mxu_cycles(const ChipSpec& chip, DType dtype, std::uint64_t group, std::uint64_t mc,
+                       std::uint64_t nc, std::uint64_t kc, std::uint64_t kblocks,
+                       std::uint64_t kparts) {
   const auto& mxu = chip.core.mxu;
   const std::uint64_t nsubs = ceil_div(nc, n_slice(mxu, nc)),
                       ksubs = ceil_div(kc, k_slice(mxu, kc));
@@ -152,7 +154,10 @@ double step_mxu_cycles(const ChipSpec& chip, DType dtype, std::uint64_t group, s
       break;
     }
   }
-  return double(per_mxu) * std::max(1.0, double(ksubs) / double(kparts)) * per_item;
+  // K slice g of an item goes to part g mod kparts, counted over the whole K (gemm.cpp), so the
+  // busiest part takes a whole number of slices, and parts alternate across K blocks: a block of
+  // one slice keeps one MXU busy while the next block's slice runs on another.
+  return double(per_mxu) * double(ceil_div(kblocks * ksubs, kparts)) * per_item;
 }
 
 // A dimension of `total` cut into tiles of `tile`: the full tiles and the shorter last one.
@@ -243,8 +248,7 @@ Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std
   // pricing it by its size drew the choice to uneven blocks that ran slower.
   if (!p.band)
     t.compute_cycles = busiest_core([&](std::uint64_t mc, std::uint64_t nc) {
-      return double(kb) *
-             step_mxu_cycles(ctx.chip, p.in_dtype, group, mc, nc, std::min(tk, p.k), t.kparts);
+      return tile_mxu_cycles(ctx.chip, p.in_dtype, group, mc, nc, std::min(tk, p.k), kb, t.kparts);
     });
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
   t.hbm_bytes = p.batch * (nb * p.m * p.k * ei + mb * p.k * p.n * ei + p.m * p.n * eo);
