@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <sstream>
 
 #include "isa/lower/gemm_plan.h"
@@ -163,6 +164,18 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   // do not wait for the inputs (which may wait for the operator before), nor the first step's
   // inputs behind later steps' weights.
   const bool a_alone = engines >= 2 && group * a_item <= 16 * 1024;
+  // A store waits in its engines' in-order queues until the tile's read-out is done, and holds
+  // up every load queued behind it. A read-out shorter than a step delays those loads by less
+  // than the slack the other input buffers give; one that outlasts several steps (gelu over a
+  // wide tile) starves the MXUs. So a tile's store is queued the whole steps its read-out
+  // outlasts later, at the pace the estimate gives a step, and never after the read-out of the
+  // next tile but one, which reuses its output buffer (the vector unit would wait on a store
+  // the sequencer has not yet queued).
+  const double step_cycles = tiles.estimate / double(ceil_div(all.size(), ctx.cores()) * kblocks);
+  const double read_out = double(group * tm * tn) * read_out_cycles_per_element(ctx, p, kparts);
+  const double steps_of_read_out = read_out / step_cycles;
+  const std::uint64_t store_lag = std::min<std::uint64_t>(
+      2 * kblocks - 1, steps_of_read_out > 1 ? std::uint64_t(std::ceil(steps_of_read_out)) : 0);
 
   for (std::uint16_t core = 0; core < ctx.cores(); ++core) {
     std::vector<TileRef> mine;
@@ -392,13 +405,20 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
     for (std::uint64_t s = 0; !a_alone && s < std::min(nin, steps); ++s) emit_loads(s, Part::kBoth);
     for (std::uint64_t s = 0; a_alone && s < std::min(nin, steps); ++s) emit_loads(s, Part::kB);
     for (std::uint64_t s = 0; a_alone && s < std::min(nin, steps); ++s) emit_loads(s, Part::kA);
+    // Stores wait `store_lag` steps (above) after their tile's read-out.
+    std::deque<std::pair<std::uint64_t, std::uint64_t>> stores;  // (tile, step to queue it at)
     for (std::uint64_t s = 0; s < steps; ++s) {
       emit_compute(s);
       const bool tile_done = s % kblocks + 1 == kblocks;
-      if (tile_done) emit_epilogue(s / kblocks);
+      if (tile_done) {
+        emit_epilogue(s / kblocks);
+        stores.emplace_back(s / kblocks, s + store_lag);
+      }
       if (s + nin < steps) emit_loads(s + nin, Part::kBoth);
-      if (tile_done) emit_store(s / kblocks);
+      for (; !stores.empty() && stores.front().second <= s; stores.pop_front())
+        emit_store(stores.front().first);
     }
+    for (; !stores.empty(); stores.pop_front()) emit_store(stores.front().first);
   }
 
   OpPlan& plan = ctx.plan;

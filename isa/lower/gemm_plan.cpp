@@ -213,6 +213,37 @@ std::uint64_t dma_chunks_of(const OpContext& ctx, const GemmProblem& p, std::uin
   return total;
 }
 
+}  // namespace
+
+double read_out_cycles_per_element(const OpContext& ctx, const GemmProblem& p,
+                                   std::uint64_t kparts) {
+  const auto& vpu = ctx.chip.core.vpu;
+  const auto cycles_of = [&](VectorOp op) {
+    return 1.0 / (double(vpu.lanes) * vpu.sublanes * vpu.ops[std::size_t(op)].throughput);
+  };
+  using workloads::OpKind;
+  const DType acc_type = accumulator_dtype(p.in_dtype);
+  const bool gelu = std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kGelu) > 0;
+  const DType epi_type = gelu ? DType::kFp32 : acc_type;
+  double cycles = double(kparts - 1) * cycles_of(VectorOp::kAdd);
+  if (epi_type != acc_type) cycles += cycles_of(VectorOp::kCast);
+  if (ctx.epilogue_bias) cycles += cycles_of(VectorOp::kAdd);
+  for (OpKind k : ctx.epilogue) {
+    if (k == OpKind::kRelu || k == OpKind::kRelu6) cycles += cycles_of(VectorOp::kRelu);
+    if (k == OpKind::kRelu6) cycles += cycles_of(VectorOp::kMin);
+    if (k == OpKind::kGelu) cycles += cycles_of(VectorOp::kGelu);
+  }
+  if (p.out_dtype == epi_type)
+    cycles += cycles_of(VectorOp::kMove);
+  else if (!dtype_is_integer(p.out_dtype) || p.out_dtype == DType::kInt32)
+    cycles += cycles_of(VectorOp::kCast);
+  else
+    cycles += cycles_of(VectorOp::kRequantize);
+  return cycles;
+}
+
+namespace {
+
 Tiles evaluate(const OpContext& ctx, const GemmProblem& p, std::uint64_t tm, std::uint64_t tn,
                std::uint64_t tk, std::uint64_t in_buffers, std::uint64_t group) {
   Tiles t{tm, tn, tk};

@@ -29,6 +29,10 @@ struct BandSegment {
   std::uint64_t rows = 0, offset = 0;     // input rows loaded; bytes into the A buffer
 };
 
+// Vector-unit cycles per output element of a GEMM's read-out (gemm.cpp's epilogue: the K parts'
+// sums, the casts, the bias, the fused activations).
+double read_out_cycles_per_element(const OpContext& ctx, const GemmProblem& p,
+                                   std::uint64_t kparts);
 // Tiles that fit the on-chip memories, best by the README's estimate; none when nothing fits.
 std::optional<Tiles> choose_tiles(const OpContext& ctx, const GemmProblem& p);
 inline constexpr std::uint64_t kMaxInputBuffers = 3;

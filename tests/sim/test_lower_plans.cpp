@@ -136,3 +136,49 @@ TEST_CASE("lower: the planner's compute bound is the busiest MXU's share of the 
     CHECK(bound == busiest);
   }
 }
+
+TEST_CASE("lower: a slow fused read-out does not hold up the loads queued behind its store",
+          "[run][lower]") {
+  // BERT-base s512's FFN up-projection, 512 x 768 x 3072 bf16 with bias, on tpu-v4i, with and
+  // without a fused gelu. The read-outs of all but the last tile overlap the MXUs' work on later
+  // tiles, so gelu can add at most the last tile's gelu: Tm x Tn / (128 lanes x 8 sublanes x
+  // 0.25 a cycle). A store queued right after its tile's read-out waited in the DMA engines'
+  // in-order queues for that read-out, and the next steps' loads behind it: 30,941 cycles
+  // against 24,898 without gelu, for 2,048 of gelu in the last tile.
+  const auto graph = [](bool gelu) {
+    std::string g =
+        "name: ffn\ndtype: bf16\ntensors:\n  - {name: x, shape: [512, 768], role: input}\n  - "
+        "{name: y, role: output}\nops:\n  - {name: up, op: linear, inputs: [x], features: 3072, "
+        "bias: true}\n";
+    if (gelu)
+      g += "  - {name: y, op: gelu, inputs: [up]}\n";
+    else
+      g.replace(g.find("name: up"), 8, "name: y");
+    return g;
+  };
+  const auto tile_of = [](const std::string& plan) {
+    const auto at = plan.find("tile       M ");
+    REQUIRE(at != std::string::npos);
+    return plan.substr(at, plan.find('\n', at) - at);
+  };
+  const std::string plain_plan = compile_text("tpu-v4i", graph(false), true);
+  const std::string gelu_plan = compile_text("tpu-v4i", graph(true), true);
+  REQUIRE(tile_of(plain_plan) == tile_of(gelu_plan));
+  std::uint64_t tm = 0, tn = 0;
+  {
+    std::istringstream in(tile_of(gelu_plan).substr(13));
+    std::string x;
+    in >> tm >> x >> x >> tn;
+  }
+  REQUIRE(tm > 0);
+  REQUIRE(tn > 0);
+  TempDir dir;
+  const auto cycles = [&](const std::string& name, bool gelu) {
+    return timing_report("tpu-v4i", "'" + dir.write(name, graph(gelu)) + "'")["cycles"]
+        .get<std::uint64_t>();
+  };
+  const std::uint64_t plain = cycles("plain.yaml", false), with_gelu = cycles("gelu.yaml", true);
+  const double last_gelu = double(tm * tn) / (128 * 8 * 0.25);
+  INFO(tile_of(gelu_plan) << ": " << plain << " cycles without gelu, " << with_gelu << " with");
+  CHECK(double(with_gelu) <= double(plain) + last_gelu);
+}
