@@ -167,10 +167,10 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   // A store waits in its engines' in-order queues until the tile's read-out is done, and holds
   // up every load queued behind it. A read-out shorter than a step delays those loads by less
   // than the slack the other input buffers give; one that outlasts several steps (gelu over a
-  // wide tile) starves the MXUs. So a tile's store is queued the whole steps its read-out
-  // outlasts later, at the pace the estimate gives a step, and never after the read-out of the
-  // next tile but one, which reuses its output buffer (the vector unit would wait on a store
-  // the sequencer has not yet queued).
+  // wide tile) starves the MXUs. So when a tile's read-out outlasts a step (at the pace the
+  // estimate gives a step), its store is queued ceil(read-out / step) steps later, and never
+  // after the read-out of the next tile but one, which reuses its output buffer (the vector unit
+  // would wait on a store the sequencer has not yet queued).
   const double step_cycles = tiles.estimate / double(ceil_div(all.size(), ctx.cores()) * kblocks);
   const double read_out = double(group * tm * tn) * read_out_cycles_per_element(ctx, p, kparts);
   const double steps_of_read_out = read_out / step_cycles;

@@ -1,6 +1,8 @@
-// The lowering's plans against shapes that only differ by a remainder: a shape that needs no
-// more MXU passes than a larger one and moves fewer bytes cannot take more cycles. Each case was a
-// cliff a shape sweep found (docs/performance.md, isa/lower/README.md).
+// The lowering's plans, run end to end: shapes that only differ by a remainder (one that needs
+// no more MXU passes than a larger one and moves fewer bytes cannot take more cycles; each case
+// was a cliff a shape sweep found, docs/performance.md, isa/lower/README.md), the planner's
+// compute bound against the MXUs' measured work, and schedules that must not let one unit's
+// wait hold up another (read-outs, stores).
 
 #include <algorithm>
 #include <cstdint>
