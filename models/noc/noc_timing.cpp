@@ -35,6 +35,16 @@ NocTiming::NocTiming(const NocSpec& spec, std::uint32_t cores, std::uint32_t mem
   timelines_.resize(names_.size());
   stats_.resize(names_.size());
   busy_s_.assign(names_.size(), 0.0);
+  // Every route, worked out once: transfer() runs for each piece of every DMA chunk.
+  std::vector<std::uint32_t> links;
+  route_start_.reserve(std::size_t{n} * n + 1);
+  for (std::uint32_t src = 0; src < n; ++src)
+    for (std::uint32_t dst = 0; dst < n; ++dst) {
+      route_start_.push_back(static_cast<std::uint32_t>(route_links_.size()));
+      route(src, dst, links);
+      route_links_.insert(route_links_.end(), links.begin(), links.end());
+    }
+  route_start_.push_back(static_cast<std::uint32_t>(route_links_.size()));
 }
 
 std::uint32_t NocTiming::hops(std::uint32_t src, std::uint32_t dst) const {
@@ -65,12 +75,14 @@ void NocTiming::route(std::uint32_t src, std::uint32_t dst, std::vector<std::uin
 
 double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes, double head_s,
                            double tail_s, double now_s) {
-  route(src, dst, route_);
+  const std::size_t pair = std::size_t{src} * nodes() + dst;
+  const std::uint32_t* const links = route_links_.data();
   const double duration = double(bytes) * seconds_per_byte_;
   // A crossbar's two links are the two sides of one switch traversal: one hop of latency.
   const double per_link_hop = mesh_ ? hop_s_ : 0;
   double head = head_s, tail = tail_s;
-  for (std::uint32_t link : route_) {
+  for (std::uint32_t r = route_start_[pair]; r < route_start_[pair + 1]; ++r) {
+    const std::uint32_t link = links[r];
     LinkTimeline& timeline = timelines_[link];
     timeline.forget_before(now_s);
     // The link may carry the data while it still arrives, but cannot finish before its tail.

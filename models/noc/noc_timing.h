@@ -75,7 +75,10 @@ class NocTiming {
   // Reserved time per link, summed unrounded: a 2 B transfer on a 4 KiB link is a fraction of a
   // picosecond, and rounding each one lost them all.
   std::vector<double> busy_s_;
-  std::vector<std::uint32_t> route_;  // scratch
+  // The links of the route from src to dst: route_links_[route_start_[src * nodes() + dst]] up
+  // to the next pair's start.
+  std::vector<std::uint32_t> route_links_;
+  std::vector<std::uint32_t> route_start_;
 };
 
 }  // namespace tpusim::models
