@@ -97,7 +97,6 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
              std::to_string(ctx.chip.core.accmem.capacity.value()) + " B)");
   const Tiles tiles = *chosen;
   const std::uint64_t ei = dtype_bytes(p.in_dtype), eo = dtype_bytes(p.out_dtype);
-  const DType acc_type = accumulator_dtype(p.in_dtype);
   const std::uint64_t tm = tiles.m, tn = tiles.n, tk = tiles.k;
   const std::uint64_t nin = tiles.in_buffers, kparts = tiles.kparts, kunit = k_unit(mxu, tk);
   const std::uint64_t group = tiles.group;
@@ -124,10 +123,7 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
   // The bias, widened once to the accumulator type, and a row of sixes for relu6.
   const TensorPlacement* bias = ctx.epilogue_bias;
   const bool relu6 = std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kRelu6) > 0;
-  // Integer sums stay integers through relu and relu6 (a cast to fp32 would lose int32 bits
-  // above 2^24); gelu needs fp32.
-  const bool needs_float = std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kGelu) > 0;
-  const DType epi_type = needs_float ? DType::kFp32 : acc_type;
+  const DType epi_type = epilogue_dtype(ctx, p.in_dtype);
   std::uint64_t bias_len = 0;
   Address bias_raw, bias_wide, six_row;
   if (bias) {
@@ -328,6 +324,7 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
       if (s + nin < steps) in_empty[buf].post(e);
       if (kb + 1 == kblocks) acc_full[acc].post(e);
     };
+    const std::vector<ReadOutOp> read_out = read_out_ops(ctx, p, kparts);
     auto emit_epilogue = [&](std::uint64_t ti) {
       const TileRef& t = mine[ti];
       const int a = static_cast<int>(ti % 2);
@@ -349,38 +346,37 @@ void emit_gemm(OpContext& ctx, const GemmProblem& problem) {
                                 static_cast<std::uint32_t>(pitch_acc)};
         const VectorOperand out{offset(out_buf[a], jb * out_item),
                                 static_cast<std::uint32_t>(pitch_out)};
-        for (std::uint64_t part = 1; part < kparts; ++part) {
-          const VectorOperand partial{offset(acc.addr, part * acc_part_bytes),
-                                      static_cast<std::uint32_t>(pitch_acc)};
-          e.vector(VectorOp::kAdd, acc_type, acc_type, rows, cols, acc, acc, partial);
+        std::uint64_t part = 0;
+        for (const ReadOutOp& r : read_out) {
+          switch (r.role) {
+            case ReadOutOp::Role::kPartialSum: {
+              const VectorOperand partial{offset(acc.addr, ++part * acc_part_bytes),
+                                          static_cast<std::uint32_t>(pitch_acc)};
+              e.vector(r.op, r.dst, r.src, rows, cols, acc, acc, partial);
+              break;
+            }
+            case ReadOutOp::Role::kWiden:
+            case ReadOutOp::Role::kActivation:
+              e.vector(r.op, r.dst, r.src, rows, cols, acc, acc);
+              break;
+            case ReadOutOp::Role::kBias: {
+              // Swapped operands put C's columns on rows: one bias element per row.
+              const std::uint64_t first = p.bias_column(t.b0 + jb) + (swapped ? t.m0 : t.n0);
+              const Address slice{Space::kVmem, bias_wide.addr + first * 4};
+              e.vector(r.op, r.dst, r.src, rows, cols, acc, acc, {slice, swapped ? 4u : 0u});
+              break;
+            }
+            case ReadOutOp::Role::kCapAtSix:
+              e.vector(r.op, r.dst, r.src, rows, cols, acc, acc, {six_row, 0});
+              break;
+            case ReadOutOp::Role::kResult:
+              if (r.op == VectorOp::kRequantize)
+                e.vector(r.op, r.dst, r.src, rows, cols, out, acc, {}, ctx.epilogue_scale);
+              else
+                e.vector(r.op, r.dst, r.src, rows, cols, out, acc);
+              break;
+          }
         }
-        DType cur = acc_type;
-        if (cur != epi_type) {
-          e.vector(VectorOp::kCast, epi_type, cur, rows, cols, acc, acc);
-          cur = epi_type;
-        }
-        if (bias) {
-          // Swapped operands put C's columns on rows: one bias element per row.
-          const std::uint64_t first = p.bias_column(t.b0 + jb) + (swapped ? t.m0 : t.n0);
-          const Address slice{Space::kVmem, bias_wide.addr + first * 4};
-          e.vector(VectorOp::kAdd, cur, cur, rows, cols, acc, acc, {slice, swapped ? 4u : 0u});
-        }
-        for (OpKind k : ctx.epilogue) {
-          if (k == OpKind::kRelu || k == OpKind::kRelu6)
-            e.vector(VectorOp::kRelu, cur, cur, rows, cols, acc, acc);
-          if (k == OpKind::kRelu6)
-            e.vector(VectorOp::kMin, cur, cur, rows, cols, acc, acc, {six_row, 0});
-          if (k == OpKind::kGelu) e.vector(VectorOp::kGelu, cur, cur, rows, cols, acc, acc);
-        }
-        // requantize narrows to int8/int16; an int32 result that went through fp32 (gelu)
-        // comes back by a cast, which rounds and saturates the same way.
-        if (p.out_dtype == cur)
-          e.vector(VectorOp::kMove, cur, cur, rows, cols, out, acc);
-        else if (!dtype_is_integer(p.out_dtype) || p.out_dtype == DType::kInt32)
-          e.vector(VectorOp::kCast, p.out_dtype, cur, rows, cols, out, acc);
-        else
-          e.vector(VectorOp::kRequantize, p.out_dtype, cur, rows, cols, out, acc, {},
-                   ctx.epilogue_scale);
       }
       if (ti + 2 < mine.size()) acc_empty[a].post(e);
       out_full[a].post(e);

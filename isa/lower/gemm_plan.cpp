@@ -215,30 +215,45 @@ std::uint64_t dma_chunks_of(const OpContext& ctx, const GemmProblem& p, std::uin
 
 }  // namespace
 
+DType epilogue_dtype(const OpContext& ctx, DType in_dtype) {
+  const bool gelu =
+      std::count(ctx.epilogue.begin(), ctx.epilogue.end(), workloads::OpKind::kGelu) > 0;
+  return gelu ? DType::kFp32 : accumulator_dtype(in_dtype);
+}
+
+std::vector<ReadOutOp> read_out_ops(const OpContext& ctx, const GemmProblem& p,
+                                    std::uint64_t kparts) {
+  using Role = ReadOutOp::Role;
+  using workloads::OpKind;
+  const DType acc = accumulator_dtype(p.in_dtype), epi = epilogue_dtype(ctx, p.in_dtype);
+  std::vector<ReadOutOp> ops;
+  for (std::uint64_t part = 1; part < kparts; ++part)
+    ops.push_back({Role::kPartialSum, VectorOp::kAdd, acc, acc});
+  if (epi != acc) ops.push_back({Role::kWiden, VectorOp::kCast, epi, acc});
+  if (ctx.epilogue_bias) ops.push_back({Role::kBias, VectorOp::kAdd, epi, epi});
+  for (OpKind k : ctx.epilogue) {
+    if (k == OpKind::kRelu || k == OpKind::kRelu6)
+      ops.push_back({Role::kActivation, VectorOp::kRelu, epi, epi});
+    if (k == OpKind::kRelu6) ops.push_back({Role::kCapAtSix, VectorOp::kMin, epi, epi});
+    if (k == OpKind::kGelu) ops.push_back({Role::kActivation, VectorOp::kGelu, epi, epi});
+  }
+  // requantize narrows to int8/int16; an int32 result that went through fp32 (gelu) comes back
+  // by a cast, which rounds and saturates the same way.
+  VectorOp result = VectorOp::kRequantize;
+  if (p.out_dtype == epi)
+    result = VectorOp::kMove;
+  else if (!dtype_is_integer(p.out_dtype) || p.out_dtype == DType::kInt32)
+    result = VectorOp::kCast;
+  ops.push_back({Role::kResult, result, p.out_dtype, epi});
+  return ops;
+}
+
 double read_out_cycles_per_element(const OpContext& ctx, const GemmProblem& p,
                                    std::uint64_t kparts) {
   const auto& vpu = ctx.chip.core.vpu;
-  const auto cycles_of = [&](VectorOp op) {
-    return 1.0 / (double(vpu.lanes) * vpu.sublanes * vpu.ops[std::size_t(op)].throughput);
-  };
-  using workloads::OpKind;
-  const DType acc_type = accumulator_dtype(p.in_dtype);
-  const bool gelu = std::count(ctx.epilogue.begin(), ctx.epilogue.end(), OpKind::kGelu) > 0;
-  const DType epi_type = gelu ? DType::kFp32 : acc_type;
-  double cycles = double(kparts - 1) * cycles_of(VectorOp::kAdd);
-  if (epi_type != acc_type) cycles += cycles_of(VectorOp::kCast);
-  if (ctx.epilogue_bias) cycles += cycles_of(VectorOp::kAdd);
-  for (OpKind k : ctx.epilogue) {
-    if (k == OpKind::kRelu || k == OpKind::kRelu6) cycles += cycles_of(VectorOp::kRelu);
-    if (k == OpKind::kRelu6) cycles += cycles_of(VectorOp::kMin);
-    if (k == OpKind::kGelu) cycles += cycles_of(VectorOp::kGelu);
-  }
-  if (p.out_dtype == epi_type)
-    cycles += cycles_of(VectorOp::kMove);
-  else if (!dtype_is_integer(p.out_dtype) || p.out_dtype == DType::kInt32)
-    cycles += cycles_of(VectorOp::kCast);
-  else
-    cycles += cycles_of(VectorOp::kRequantize);
+  double cycles = 0;
+  for (const ReadOutOp& r : read_out_ops(ctx, p, kparts))
+    cycles += 1.0 / (double(vpu.lanes) * vpu.sublanes * vpu.ops[std::size_t(r.op)].throughput);
   return cycles;
 }
 

@@ -29,8 +29,27 @@ struct BandSegment {
   std::uint64_t rows = 0, offset = 0;     // input rows loaded; bytes into the A buffer
 };
 
-// Vector-unit cycles per output element of a GEMM's read-out (gemm.cpp's epilogue: the K parts'
-// sums, the casts, the bias, the fused activations).
+// One vector operation of a tile's read-out from the accumulators, in program order. The
+// schedule emits these (gemm.cpp) and the planner prices them, so the two cannot drift apart.
+struct ReadOutOp {
+  enum class Role : std::uint8_t {
+    kPartialSum,  // adds the next K part's partial sums
+    kWiden,       // to the epilogue's type (fp32 for gelu)
+    kBias,
+    kActivation,  // relu, gelu: in place
+    kCapAtSix,    // relu6's min against a row of sixes
+    kResult,      // to the output tile in the output type (move, cast or requantize)
+  };
+  Role role;
+  VectorOp op;
+  DType dst, src;
+};
+// The type a GEMM's fused epilogue computes in: the accumulator's, or fp32 for gelu (integer
+// sums stay integers through relu and relu6: a cast to fp32 would lose int32 bits above 2^24).
+DType epilogue_dtype(const OpContext& ctx, DType in_dtype);
+std::vector<ReadOutOp> read_out_ops(const OpContext& ctx, const GemmProblem& p,
+                                    std::uint64_t kparts);
+// Vector-unit cycles per output element of those operations.
 double read_out_cycles_per_element(const OpContext& ctx, const GemmProblem& p,
                                    std::uint64_t kparts);
 // Tiles that fit the on-chip memories, best by the README's estimate; none when nothing fits.
