@@ -8,6 +8,7 @@
 
 #include "models/common/unit.h"
 #include "models/dma/dma_engine.h"
+#include "models/mxu/array_hops.h"
 #include "models/mxu/mxu_engine.h"
 #include "models/sram/sram.h"
 
@@ -29,6 +30,9 @@ struct MxuStats {
   // (core.mxu.rounding) at the width of the precision it is rounded to.
   std::uint64_t array_weight_bytes = 0;
   std::uint64_t array_input_bytes = 0;
+  // Bytes PE registers latched from a neighbour or the edge (array_hops.h): what energy charges
+  // register_per_byte for.
+  std::uint64_t register_hop_bytes = 0;
 
   std::uint64_t total_macs() const {
     std::uint64_t t = 0;
@@ -55,6 +59,8 @@ struct MxuStats {
       "weight bytes shifted through the array (rounded operands at their precision's width)");
     v("array_input_bytes", array_input_bytes, "B",
       "input bytes streamed through the array (rounded operands at their precision's width)");
+    v("register_hop_bytes", register_hop_bytes, "B",
+      "bytes latched PE to PE: operands, partial sums and os results, by dataflow");
   }
 };
 
@@ -70,6 +76,8 @@ class Mxu : public Unit {
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
   // Bytes per element of `operand` inside the array (a rounded type at its precision's width).
   std::uint64_t array_width(DType operand) const;
+  // The bytes of `hops`: operands at the array's width, sums at the accumulator's.
+  std::uint64_t hop_bytes(const ArrayHops& hops, DType operand) const;
   void wait_until_cycle(std::uint64_t cycle);
   // The array reads an operand over a window of cycles, not at once: the port time of its
   // `bytes` anywhere in it serves (the SRAM's banks interleave the streams). So an instruction

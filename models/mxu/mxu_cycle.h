@@ -75,6 +75,8 @@ class CycleMxu {
   std::uint64_t load_ready_at() const;
   std::uint64_t matmul_ready_at(bool keep) const;
   std::uint64_t drained_at() const { return drained_at_; }
+  // What the array has latched so far (everything scheduled, after finish()).
+  const SystolicArray::Latches& latches() const { return committed_.array.latches(); }
   void set_observer(ArrayObserver* observer);
 
  private:

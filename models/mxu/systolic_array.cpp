@@ -97,6 +97,9 @@ void SystolicArray::step_stationary(const ArrayInputs& in, std::vector<PeView>* 
       n.plane[0] = p.plane[0];
       n.plane[1] = p.plane[1];
       if (wl_valid && wl_row == r) n.plane[!use_sel] = wl;
+      latches_.a += n.a != 0;
+      latches_.w += n.wl != 0;
+      latches_.sums += n.ps != 0;
       if (view) (*view)[i] = PeView{a_valid, a, w, n.ps_valid, n.ps};
     }
   }
@@ -133,11 +136,17 @@ void SystolicArray::step_output(const ArrayInputs& in, std::vector<PeView>* view
       n.ps_valid = a_valid;
       n.ps = a_valid ? mac(first ? 0 : p.ps, a, b) : p.ps;
       n.res = moving ? up_in : p.res;
+      latches_.a += n.a != 0;
+      latches_.w += n.b != 0;
+      latches_.sums += moving && up_in != 0;
       if (view) (*view)[i] = PeView{a_valid, a, b, n.ps_valid, n.ps};
     }
   }
   out_valid_ = moving;
-  for (std::uint32_t c = 0; c < C; ++c) out_[c] = in.cap ? pe_[c].ps : pe_[c].res;
+  for (std::uint32_t c = 0; c < C; ++c) {
+    out_[c] = in.cap ? pe_[c].ps : pe_[c].res;
+    latches_.sums += moving && out_[c] != 0;
+  }
 }
 
 }  // namespace tpusim::models

@@ -104,11 +104,8 @@ EnergyBreakdown dynamic_energy(const ChipSpec& chip, const std::vector<UnitStats
         const auto it = table.mac.find(mxu_precision(chip.core.mxu, t).value_or(t));
         if (macs > 0 && it != table.mac.end()) e.mxu += double(macs) * it->second.value();
       }
-      // Operands hop PE to PE: each input byte crosses the array's columns, each weight byte
-      // shifts down its rows once per load.
-      e.mxu += table.register_per_byte.value() *
-               (double(get(u, "array_input_bytes")) * chip.core.mxu.cols +
-                double(get(u, "array_weight_bytes")) * chip.core.mxu.rows);
+      // Operands, partial sums and os results hop PE to PE, as the dataflow moves them.
+      e.mxu += table.register_per_byte.value() * double(get(u, "register_hop_bytes"));
     } else if (u.kind == "vpu") {
       for (std::size_t i = 0; i < kNumVectorOps; ++i)
         e.vpu += double(get(u, "elements_" + std::string(vector_op_name(static_cast<VectorOp>(i))))) *

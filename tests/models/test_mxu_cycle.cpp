@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/mxu/array_hops.h"
 #include "models/mxu/mxu_cycle.h"
 #include "models/mxu/mxu_timing.h"
 #include "tests/models/mxu_reference.h"
@@ -152,5 +153,68 @@ TEST_CASE("mxu cycle: instruction sequences keep matching the fast model", "[tim
           REQUIRE(cm.timing.end == fm.end);
           REQUIRE(cm.y == test::reference_matmul(x, w, M, K, N));
         }
+      }
+}
+
+TEST_CASE("mxu cycle: the array latches each operand as often as array_hops counts",
+          "[timing][mxu][cycle][energy]") {
+  // With every operand nonzero, a nonzero latch in the cycle-level array is the data's hop:
+  // empty lanes, unused columns and drained registers carry zeros. The energy model charges
+  // array_hops' counts, so the two must agree in every dataflow, on tiles that fill the array
+  // and tiles that leave rows and columns empty. Two things a nonzero count cannot tell from
+  // data are kept out: M fills the os and is folds (a partial fold's unused rows would shift
+  // out their previous values), and os tiles keep one N (a narrower tile's unused columns would
+  // shift out the wider one's sums).
+  std::mt19937 rng(23);
+  for (Dataflow df : kDataflows)
+    for (bool db : {true, false})
+      for (int trial = 0; trial < 30; ++trial) {
+        const std::uint32_t R = 1 + rng() % 6, C = 1 + rng() % 6;
+        const MxuSpec spec = array(R, C, df, db, rng() % 2);
+        const std::uint32_t fold = df == Dataflow::kOutputStationary  ? R
+                                   : df == Dataflow::kInputStationary ? C
+                                                                      : 1;
+        CycleMxu cycle(spec, kClock);
+        ArrayHops expected;
+        const auto add = [&](const ArrayHops& h) {
+          expected.inputs += h.inputs;
+          expected.weights += h.weights;
+          expected.sums += h.sums;
+        };
+        std::uint64_t now = 0;
+        const std::uint32_t os_n = 1 + rng() % C;
+        for (int tile = 0; tile < 2; ++tile) {
+          const std::uint32_t K = 1 + rng() % R;
+          const std::uint32_t N = df == Dataflow::kOutputStationary ? os_n : 1 + rng() % C;
+          const isa::MxuLoadWeights lw = make_lw(K, N);
+          cycle.load_weights(lw, now, std::vector<std::int32_t>(std::size_t{K} * N, 1));
+          add(load_hops(spec, lw));
+          for (int item = 0; item < 2; ++item) {
+            const std::uint32_t M = fold * (1 + rng() % 3) + (fold == 1 ? rng() % 5 : 0);
+            const isa::MxuMatmul mm = make_mm(M, K, N);
+            CAPTURE(dataflow_name(df), db, R, C, tile, item, M, K, N);
+            REQUIRE(cycle.matmul(mm, now, std::vector<std::int32_t>(std::size_t{M} * K, 1)).y ==
+                    std::vector<std::int32_t>(std::size_t{M} * N, static_cast<std::int32_t>(K)));
+            add(matmul_hops(spec, mm));
+            now += rng() % 6;
+          }
+        }
+        // finish() stops once the last result has left, which can be before the last inputs
+        // have crossed the columns beyond N. A tile of zeros and a matmul of zeros, long enough
+        // for them to cross, keep the array going without latching anything nonzero.
+        const std::uint32_t flush_n = df == Dataflow::kOutputStationary ? os_n : C;
+        cycle.load_weights(make_lw(R, flush_n), now, std::vector<std::int32_t>(R * flush_n, 0));
+        const std::uint32_t flush_m = fold * (R + C + 2);
+        cycle.matmul(make_mm(flush_m, R, flush_n), now,
+                     std::vector<std::int32_t>(std::size_t{flush_m} * R, 0));
+        cycle.finish();
+        CAPTURE(dataflow_name(df), db, R, C);
+        const SystolicArray::Latches& seen = cycle.latches();
+        // The stationary kind moves is's streamed weights where ws moves inputs, and is's input
+        // tile down the chain that loads ws's weights.
+        const bool is = df == Dataflow::kInputStationary;
+        CHECK(seen.a == (is ? expected.weights : expected.inputs));
+        CHECK(seen.w == (is ? expected.inputs : expected.weights));
+        CHECK(seen.sums == expected.sums);
       }
 }

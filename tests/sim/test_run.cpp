@@ -358,8 +358,10 @@ TEST_CASE("run: an fp32 matmul on tpu-v3 moves fp32 and multiplies its operands 
   CHECK(report["traffic_bytes"]["hbm_write"].get<std::int64_t>() == 4 * 64 * 128);
   // Inside the array the operands are bf16: half the bytes read from vector memory cross its
   // registers, and a MAC costs a bf16 MAC (configs/energy/scaled-16nm.yaml, tpu-v3's table:
-  // bf16 MAC 0.562 pJ, register 0.0202 pJ per byte and hop).
-  double array_bytes = 0;
+  // bf16 MAC 0.562 pJ, register 0.0202 pJ per byte and hop). Weight stationary: inputs cross
+  // the 128 columns, weights shift down the 128 rows, and each output's fp32 partial sum runs
+  // down the 128 rows once per K slice of at most 128 (K = 256: two).
+  double array_bytes = 4.0 * 64 * 128 * 2 * 128;
   for (const auto& u : report["units"]) {
     if (u["kind"] != "mxu") continue;
     const auto& st = u["stats"];
