@@ -17,9 +17,9 @@ std::uint64_t Mxu::array_width(DType operand) const {
   return dtype_bytes(mxu_precision(ctx_.spec.core.mxu, operand).value_or(operand));
 }
 
-std::uint64_t Mxu::hop_bytes(const ArrayHops& hops, DType operand) const {
-  return (hops.inputs + hops.weights) * array_width(operand) +
-         hops.sums * dtype_bytes(accumulator_dtype(operand));
+std::uint64_t Mxu::latch_bytes(const ArrayLatches& latches, DType operand) const {
+  return (latches.inputs + latches.weights) * array_width(operand) +
+         latches.sums * dtype_bytes(accumulator_dtype(operand));
 }
 
 void Mxu::wait_until_cycle(std::uint64_t cycle) {
@@ -94,7 +94,7 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
     if (ctx_.spec.core.mxu.dataflow == Dataflow::kWeightStationary) count_active(s, t.start, t.end);
     s.weight_bytes += bytes;
     s.array_weight_bytes += std::uint64_t{lw->k} * lw->n * array_width(lw->dtype);
-    s.register_hop_bytes += hop_bytes(load_hops(ctx_.spec.core.mxu, *lw), lw->dtype);
+    s.register_write_bytes += latch_bytes(load_latches(ctx_.spec.core.mxu, *lw), lw->dtype);
     trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(t.end));
     complete_at(ctx_.cycles(t.end));
     reads_done_at(ctx_.cycles(t.end));  // the tile has shifted out of vector memory
@@ -133,7 +133,7 @@ void Mxu::execute(const isa::Instruction& inst, std::uint32_t index) {
   s.macs[static_cast<std::size_t>(mm.dtype)] += t.macs;
   s.input_bytes += input_bytes;
   s.array_input_bytes += std::uint64_t{mm.m} * mm.k * array_width(mm.dtype);
-  s.register_hop_bytes += hop_bytes(matmul_hops(ctx_.spec.core.mxu, mm), mm.dtype);
+  s.register_write_bytes += latch_bytes(matmul_latches(ctx_.spec.core.mxu, mm), mm.dtype);
   s.output_bytes += output_bytes;
   trace(index, inst.op, ctx_.cycles(t.start), ctx_.cycles(end));
   complete_at(ctx_.cycles(end));

@@ -8,7 +8,7 @@
 
 #include "models/common/unit.h"
 #include "models/dma/dma_engine.h"
-#include "models/mxu/array_hops.h"
+#include "models/mxu/array_latches.h"
 #include "models/mxu/mxu_engine.h"
 #include "models/sram/sram.h"
 
@@ -26,13 +26,13 @@ struct MxuStats {
   std::uint64_t weight_bytes = 0;
   std::uint64_t input_bytes = 0;
   std::uint64_t output_bytes = 0;
-  // The same operands as they cross the array's registers: a rounded operand type
+  // The same operands once each, as the array takes them in: a rounded operand type
   // (core.mxu.rounding) at the width of the precision it is rounded to.
   std::uint64_t array_weight_bytes = 0;
   std::uint64_t array_input_bytes = 0;
-  // Bytes PE registers latched from a neighbour or the edge (array_hops.h): what energy charges
-  // register_per_byte for.
-  std::uint64_t register_hop_bytes = 0;
+  // Bytes PE registers latched, by dataflow (array_latches.h): an operand per PE it crosses, a
+  // sum per PE it passes or is added in. What energy charges register_per_byte for.
+  std::uint64_t register_write_bytes = 0;
 
   std::uint64_t total_macs() const {
     std::uint64_t t = 0;
@@ -56,11 +56,11 @@ struct MxuStats {
     v("input_bytes", input_bytes, "B", "input bytes read from vector memory");
     v("output_bytes", output_bytes, "B", "accumulator bytes written (and read when accumulating)");
     v("array_weight_bytes", array_weight_bytes, "B",
-      "weight bytes shifted through the array (rounded operands at their precision's width)");
+      "weight bytes loaded into the array (rounded operands at their precision's width)");
     v("array_input_bytes", array_input_bytes, "B",
-      "input bytes streamed through the array (rounded operands at their precision's width)");
-    v("register_hop_bytes", register_hop_bytes, "B",
-      "bytes latched PE to PE: operands, partial sums and os results, by dataflow");
+      "input bytes streamed into the array (rounded operands at their precision's width)");
+    v("register_write_bytes", register_write_bytes, "B",
+      "bytes PE registers latched: operands per PE crossed, sums per PE passed or added in");
   }
 };
 
@@ -76,8 +76,8 @@ class Mxu : public Unit {
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
   // Bytes per element of `operand` inside the array (a rounded type at its precision's width).
   std::uint64_t array_width(DType operand) const;
-  // The bytes of `hops`: operands at the array's width, sums at the accumulator's.
-  std::uint64_t hop_bytes(const ArrayHops& hops, DType operand) const;
+  // Operands latch at the array's width, sums at the accumulator's.
+  std::uint64_t latch_bytes(const ArrayLatches& latches, DType operand) const;
   void wait_until_cycle(std::uint64_t cycle);
   // The array reads an operand over a window of cycles, not at once: the port time of its
   // `bytes` anywhere in it serves (the SRAM's banks interleave the streams). So an instruction

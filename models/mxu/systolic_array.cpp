@@ -138,7 +138,7 @@ void SystolicArray::step_output(const ArrayInputs& in, std::vector<PeView>* view
       n.res = moving ? up_in : p.res;
       latches_.a += n.a != 0;
       latches_.w += n.b != 0;
-      latches_.sums += moving && up_in != 0;
+      latches_.sums += (a_valid && n.ps != 0) + (moving && up_in != 0);
       if (view) (*view)[i] = PeView{a_valid, a, b, n.ps_valid, n.ps};
     }
   }

@@ -58,10 +58,11 @@ class SystolicArray {
   // kStationary: column c's bottom sum. kOutput: out_valid(0) and a whole row in out(0..C-1).
   bool out_valid(std::uint32_t c) const;
   std::int32_t out(std::uint32_t c) const;
-  // Nonzero values latched from a neighbour or the edge since construction, by register: the
-  // moving operand (a), the weight path (the load chain; kOutput: b) and the sums (partial sums;
-  // kOutput: results shifting up and out). Empty lanes carry zeros, so with nonzero operands
-  // these are the data's hops, which models/mxu/array_hops.h counts without simulating.
+  // Nonzero values latched since construction, by register: the moving operand (a), the weight
+  // path (the load chain; kOutput: b) and the sums (partial sums; kOutput: accumulators as a MAC
+  // writes them, and results shifting up and out). Empty lanes carry zeros, so with nonzero
+  // operands these are the data's latches, which models/mxu/array_latches.h counts without
+  // simulating.
   struct Latches {
     std::uint64_t a = 0, w = 0, sums = 0;
   };

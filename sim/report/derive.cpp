@@ -105,7 +105,7 @@ EnergyBreakdown dynamic_energy(const ChipSpec& chip, const std::vector<UnitStats
         if (macs > 0 && it != table.mac.end()) e.mxu += double(macs) * it->second.value();
       }
       // Operands, partial sums and os results hop PE to PE, as the dataflow moves them.
-      e.mxu += table.register_per_byte.value() * double(get(u, "register_hop_bytes"));
+      e.mxu += table.register_per_byte.value() * double(get(u, "register_write_bytes"));
     } else if (u.kind == "vpu") {
       for (std::size_t i = 0; i < kNumVectorOps; ++i)
         e.vpu += double(get(u, "elements_" + std::string(vector_op_name(static_cast<VectorOp>(i))))) *

@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/mxu/array_hops.h"
+#include "models/mxu/array_latches.h"
 #include "models/mxu/mxu_cycle.h"
 #include "models/mxu/mxu_timing.h"
 #include "tests/models/mxu_reference.h"
@@ -156,55 +156,58 @@ TEST_CASE("mxu cycle: instruction sequences keep matching the fast model", "[tim
       }
 }
 
-TEST_CASE("mxu cycle: the array latches each operand as often as array_hops counts",
+TEST_CASE("mxu cycle: the array latches each operand as often as array_latches counts",
           "[timing][mxu][cycle][energy]") {
-  // With every operand nonzero, a nonzero latch in the cycle-level array is the data's hop:
+  // With every operand nonzero, a nonzero latch in the cycle-level array is a latch of data:
   // empty lanes, unused columns and drained registers carry zeros. The energy model charges
-  // array_hops' counts, so the two must agree in every dataflow, on tiles that fill the array
-  // and tiles that leave rows and columns empty. Two things a nonzero count cannot tell from
-  // data are kept out: M fills the os and is folds (a partial fold's unused rows would shift
-  // out their previous values), and os tiles keep one N (a narrower tile's unused columns would
-  // shift out the wider one's sums).
+  // array_latches' counts, so the two must agree in every dataflow, on tiles with K < R and
+  // N < C and on partial folds. The formula takes unused lanes to be gated; the os capture does
+  // not gate them (it copies every PE, even those the fold's wavefront has not reached), so an
+  // os run keeps one N, and a partial fold comes only as a first matmul of fewer than R rows,
+  // on a clean array, with nothing after it.
   std::mt19937 rng(23);
   for (Dataflow df : kDataflows)
     for (bool db : {true, false})
       for (int trial = 0; trial < 30; ++trial) {
         const std::uint32_t R = 1 + rng() % 6, C = 1 + rng() % 6;
         const MxuSpec spec = array(R, C, df, db, rng() % 2);
-        const std::uint32_t fold = df == Dataflow::kOutputStationary  ? R
-                                   : df == Dataflow::kInputStationary ? C
-                                                                      : 1;
+        const bool os = df == Dataflow::kOutputStationary;
         CycleMxu cycle(spec, kClock);
-        ArrayHops expected;
-        const auto add = [&](const ArrayHops& h) {
+        ArrayLatches expected;
+        const auto add = [&](const ArrayLatches& h) {
           expected.inputs += h.inputs;
           expected.weights += h.weights;
           expected.sums += h.sums;
         };
         std::uint64_t now = 0;
         const std::uint32_t os_n = 1 + rng() % C;
-        for (int tile = 0; tile < 2; ++tile) {
+        bool partial_os_fold = false;
+        for (int tile = 0; tile < 2 && !partial_os_fold; ++tile) {
           const std::uint32_t K = 1 + rng() % R;
-          const std::uint32_t N = df == Dataflow::kOutputStationary ? os_n : 1 + rng() % C;
+          const std::uint32_t N = os ? os_n : 1 + rng() % C;
           const isa::MxuLoadWeights lw = make_lw(K, N);
           cycle.load_weights(lw, now, std::vector<std::int32_t>(std::size_t{K} * N, 1));
-          add(load_hops(spec, lw));
-          for (int item = 0; item < 2; ++item) {
-            const std::uint32_t M = fold * (1 + rng() % 3) + (fold == 1 ? rng() % 5 : 0);
+          add(load_latches(spec, lw));
+          for (int item = 0; item < 2 && !partial_os_fold; ++item) {
+            const bool first = tile == 0 && item == 0;
+            const std::uint32_t M = !os     ? 1 + rng() % (3 * C + 2)
+                                    : first ? 1 + rng() % R
+                                            : R * (1 + rng() % 3);
             const isa::MxuMatmul mm = make_mm(M, K, N);
             CAPTURE(dataflow_name(df), db, R, C, tile, item, M, K, N);
             REQUIRE(cycle.matmul(mm, now, std::vector<std::int32_t>(std::size_t{M} * K, 1)).y ==
                     std::vector<std::int32_t>(std::size_t{M} * N, static_cast<std::int32_t>(K)));
-            add(matmul_hops(spec, mm));
+            add(matmul_latches(spec, mm));
             now += rng() % 6;
+            partial_os_fold = os && M < R;
           }
         }
         // finish() stops once the last result has left, which can be before the last inputs
         // have crossed the columns beyond N. A tile of zeros and a matmul of zeros, long enough
         // for them to cross, keep the array going without latching anything nonzero.
-        const std::uint32_t flush_n = df == Dataflow::kOutputStationary ? os_n : C;
+        const std::uint32_t flush_n = os ? os_n : C;
+        const std::uint32_t flush_m = (os ? R : C) * (R + C + 2);
         cycle.load_weights(make_lw(R, flush_n), now, std::vector<std::int32_t>(R * flush_n, 0));
-        const std::uint32_t flush_m = fold * (R + C + 2);
         cycle.matmul(make_mm(flush_m, R, flush_n), now,
                      std::vector<std::int32_t>(std::size_t{flush_m} * R, 0));
         cycle.finish();

@@ -27,7 +27,7 @@ struct EnergyTable {
   std::map<DType, Picojoules> mac;  // one multiply-accumulate with operands of that type
   std::array<Picojoules, kNumVectorOps> vector_op{};  // one element through the VPU
   std::vector<SramEnergyPoint> sram;  // sorted by macro size
-  Picojoules register_per_byte{0};    // systolic PE-to-PE operand hop
+  Picojoules register_per_byte{0};    // a byte latched by a PE register: operand hop or sum
   Picojoules noc_per_bit_hop{0};
   std::map<std::string, Picojoules> dram_per_bit;  // by DRAM standard
 };

@@ -1,19 +1,19 @@
-#include "models/mxu/array_hops.h"
+#include "models/mxu/array_latches.h"
 
 #include <algorithm>
 
 namespace tpusim::models {
 
-ArrayHops load_hops(const MxuSpec& spec, const isa::MxuLoadWeights& lw) {
-  ArrayHops h;
+ArrayLatches load_latches(const MxuSpec& spec, const isa::MxuLoadWeights& lw) {
+  ArrayLatches h;
   if (spec.dataflow == Dataflow::kWeightStationary)
     h.weights = std::uint64_t{lw.k} * lw.n * spec.rows;
   return h;
 }
 
-ArrayHops matmul_hops(const MxuSpec& spec, const isa::MxuMatmul& mm) {
+ArrayLatches matmul_latches(const MxuSpec& spec, const isa::MxuMatmul& mm) {
   const std::uint64_t R = spec.rows, C = spec.cols, M = mm.m, K = mm.k, N = mm.n;
-  ArrayHops h;
+  ArrayLatches h;
   switch (spec.dataflow) {
     case Dataflow::kWeightStationary:
       // Input rows cross the C columns; each of the M x N sums runs down the R rows.
@@ -31,8 +31,10 @@ ArrayHops matmul_hops(const MxuSpec& spec, const isa::MxuMatmul& mm) {
     }
     case Dataflow::kOutputStationary: {
       // Each fold's rf input rows cross the C columns and the K x N weights come down the R
-      // rows; then result row r climbs r rows to the top and leaves it: r + 1 latches.
+      // rows; each MAC writes its accumulator; then result row r climbs r rows to the top and
+      // leaves it: r + 1 latches.
       h.inputs = M * K * C;
+      h.sums = M * N * K;
       for (std::uint64_t m0 = 0; m0 < M; m0 += R) {
         const std::uint64_t rf = std::min(R, M - m0);
         h.weights += K * N * R;
