@@ -104,7 +104,8 @@ EnergyBreakdown dynamic_energy(const ChipSpec& chip, const std::vector<UnitStats
         const auto it = table.mac.find(mxu_precision(chip.core.mxu, t).value_or(t));
         if (macs > 0 && it != table.mac.end()) e.mxu += double(macs) * it->second.value();
       }
-      // Operands, partial sums and os results hop PE to PE, as the dataflow moves them.
+      // Every byte a PE register latches: operands as the dataflow moves them, sums where they
+      // pass or accumulate (models/mxu/array_latches.h).
       e.mxu += table.register_per_byte.value() * double(get(u, "register_write_bytes"));
     } else if (u.kind == "vpu") {
       for (std::size_t i = 0; i < kNumVectorOps; ++i)
