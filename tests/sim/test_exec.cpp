@@ -2,6 +2,7 @@
 // expected cycle count is derived here from the machine's structure (exec_support.h). The vector
 // unit's tests are in test_exec_vpu.cpp.
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -184,6 +185,45 @@ TEST_CASE("exec: input stationary folds M over the columns", "[exec][mxu]") {
   CHECK(cycles_of(kHeader + tile(M) + "halt\n",
                   "--set core.mxu.dataflow=is --set core.mxu.weight_double_buffer=false") ==
         kDispatch + K + folds * (R + N + R + C - 2) + kWriteback);
+}
+
+TEST_CASE("exec: the array's register writes and energy follow each dataflow's data movement",
+          "[exec][mxu][energy]") {
+  // A ragged tile (K < R, N < C) and M = 40 = 2.5 folds of 16, int8 operands (1 B) and int32
+  // sums (4 B); every operand that moves is latched once per PE of the chain it enters
+  // (models/mxu/README.md, section 10), and empty lanes latch nothing.
+  const std::uint64_t M = 40, K = 12, N = 10, folds = (M + R - 1) / R, sum = 4;
+  const std::string program = kHeader +
+                              "mxu.lw mxu0 src=vmem:0 k=12 n=10 dtype=int8\n"
+                              "mxu.mm mxu0 src=vmem:4096 dst=accmem:0 m=40 k=12 n=10 dtype=int8\n"
+                              "halt\n";
+  // Shift-out of an output-stationary fold of rf rows: result row r (0 at the top) climbs
+  // through r + 1 registers, for each of the N columns.
+  std::uint64_t os_shift_out = 0;
+  for (std::uint64_t m0 = 0; m0 < M; m0 += R)
+    for (std::uint64_t r = 0; r < std::min(R, M - m0); ++r) os_shift_out += N * (r + 1);
+  const std::map<std::string, std::uint64_t> want = {
+      // The weight tile shifts down all R rows once; each input row crosses all C columns;
+      // each of the M x N sums runs down all R rows.
+      {"ws", K * N * R + M * K * C + M * N * R * sum},
+      // Each fold's input tile comes down the R rows of the load chain; the N weight columns
+      // cross the C columns once per fold; the sums run down the rows as in ws.
+      {"is", M * K * R + folds * N * K * C + M * N * R * sum},
+      // Inputs cross the columns; the weights come down the R rows once per fold; every MAC
+      // writes its accumulator; then the results leave through the top.
+      {"os", M * K * C + folds * K * N * R + (M * N * K + os_shift_out) * sum},
+  };
+  const double mac_pj = 0.3, register_pj = 0.02;  // test_support.h, kEnergyTable (int8)
+  for (const auto& [dataflow, bytes] : want) {
+    INFO(dataflow);
+    const Run r = exec(program, "--set core.mxu.dataflow=" + dataflow);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(unit_stats(r.report, "chip.core0.mxu0")["register_write_bytes"].get<std::uint64_t>() ==
+          bytes);
+    CHECK(r.report["energy_pj"]["mxu"].get<double>() ==
+          Approx(double(M * K * N) * mac_pj + double(bytes) * register_pj));
+  }
 }
 
 TEST_CASE("exec: double-buffered weights hide every load but the first", "[exec][mxu]") {
