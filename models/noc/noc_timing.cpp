@@ -35,16 +35,6 @@ NocTiming::NocTiming(const NocSpec& spec, std::uint32_t cores, std::uint32_t mem
   timelines_.resize(names_.size());
   stats_.resize(names_.size());
   busy_s_.assign(names_.size(), 0.0);
-  // Every route, worked out once: transfer() runs for each piece of every DMA chunk.
-  std::vector<std::uint32_t> links;
-  route_start_.reserve(std::size_t{n} * n + 1);
-  for (std::uint32_t src = 0; src < n; ++src)
-    for (std::uint32_t dst = 0; dst < n; ++dst) {
-      route_start_.push_back(static_cast<std::uint32_t>(route_links_.size()));
-      route(src, dst, links);
-      route_links_.insert(route_links_.end(), links.begin(), links.end());
-    }
-  route_start_.push_back(static_cast<std::uint32_t>(route_links_.size()));
 }
 
 std::uint32_t NocTiming::hops(std::uint32_t src, std::uint32_t dst) const {
@@ -54,35 +44,38 @@ std::uint32_t NocTiming::hops(std::uint32_t src, std::uint32_t dst) const {
   return static_cast<std::uint32_t>(std::abs(dx) + std::abs(dy));
 }
 
-void NocTiming::route(std::uint32_t src, std::uint32_t dst, std::vector<std::uint32_t>& out) const {
-  out.clear();
-  if (!mesh_) {
-    out.push_back(src * 2);
-    out.push_back(dst * 2 + 1);
-    return;
-  }
-  std::uint32_t x = src % columns_, y = src / columns_;
-  const std::uint32_t tx = dst % columns_, ty = dst / columns_;
-  while (x != tx) {
-    out.push_back(mesh_link(y * columns_ + x, x < tx ? kEast : kWest));
-    x = x < tx ? x + 1 : x - 1;
-  }
-  while (y != ty) {
-    out.push_back(mesh_link(y * columns_ + x, y < ty ? kSouth : kNorth));
-    y = y < ty ? y + 1 : y - 1;
-  }
-}
-
 double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes, double head_s,
                            double tail_s, double now_s) {
-  const std::size_t pair = std::size_t{src} * nodes() + dst;
-  const std::uint32_t* const links = route_links_.data();
   const double duration = double(bytes) * seconds_per_byte_;
   // A crossbar's two links are the two sides of one switch traversal: one hop of latency.
   const double per_link_hop = mesh_ ? hop_s_ : 0;
+  // The route is walked, not tabled: a table of every pair's route grows as nodes^2 x hops. On a
+  // mesh: along the row to the destination's column (x_hops links), then along that column.
+  std::uint32_t links = 2, x_hops = 0, position = 0, x_step = 0, y_step = 0;
+  Dir x_dir = kEast, y_dir = kSouth;
+  if (mesh_) {
+    const std::uint32_t x = src % columns_, y = src / columns_;
+    const std::uint32_t tx = dst % columns_, ty = dst / columns_;
+    x_hops = x < tx ? tx - x : x - tx;
+    links = x_hops + (y < ty ? ty - y : y - ty);
+    position = src;
+    if (x > tx) x_dir = kWest;
+    if (y > ty) y_dir = kNorth;
+    x_step = x_dir == kEast ? 1u : ~0u;  // unsigned arithmetic: ~0u steps back by one
+    y_step = y_dir == kSouth ? columns_ : 0u - columns_;
+  }
   double head = head_s, tail = tail_s;
-  for (std::uint32_t r = route_start_[pair]; r < route_start_[pair + 1]; ++r) {
-    const std::uint32_t link = links[r];
+  for (std::uint32_t k = 0; k < links; ++k) {
+    std::uint32_t link;
+    if (!mesh_) {
+      link = k == 0 ? src * 2 : dst * 2 + 1;
+    } else if (k < x_hops) {
+      link = mesh_link(position, x_dir);
+      position += x_step;
+    } else {
+      link = mesh_link(position, y_dir);
+      position += y_step;
+    }
     LinkTimeline& timeline = timelines_[link];
     timeline.forget_before(now_s);
     // The link may carry the data while it still arrives, but cannot finish before its tail.

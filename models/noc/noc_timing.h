@@ -62,7 +62,6 @@ class NocTiming {
 
  private:
   enum Dir { kEast, kWest, kNorth, kSouth };
-  void route(std::uint32_t src, std::uint32_t dst, std::vector<std::uint32_t>& out) const;
   std::uint32_t mesh_link(std::uint32_t position, Dir d) const { return position * 4 + d; }
 
   const bool mesh_;
@@ -75,10 +74,6 @@ class NocTiming {
   // Reserved time per link, summed unrounded: a 2 B transfer on a 4 KiB link is a fraction of a
   // picosecond, and rounding each one lost them all.
   std::vector<double> busy_s_;
-  // The links of the route from src to dst: route_links_[route_start_[src * nodes() + dst]] up
-  // to the next pair's start.
-  std::vector<std::uint32_t> route_links_;
-  std::vector<std::uint32_t> route_start_;
 };
 
 }  // namespace tpusim::models
