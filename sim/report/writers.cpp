@@ -118,8 +118,8 @@ std::string memory_system_lines(const Report& r) {
 
 }  // namespace
 
-void write_file(const std::filesystem::path& path,
-                const std::function<void(std::ostream&)>& render) {
+std::filesystem::path stage_file(const std::filesystem::path& path,
+                                 const std::function<void(std::ostream&)>& render) {
   const std::filesystem::path temp = path.string() + ".partial";
   std::error_code ec;
   try {
@@ -130,12 +130,22 @@ void write_file(const std::filesystem::path& path,
     std::filesystem::remove(temp, ec);
     throw;
   }
+  return temp;
+}
+
+void commit_file(const std::filesystem::path& temp, const std::filesystem::path& path) {
+  std::error_code ec;
   std::filesystem::rename(temp, path, ec);
   if (ec) {
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
     throw InputError(path.string() + ": cannot write file (" + ec.message() + ")");
   }
+}
+
+void write_file(const std::filesystem::path& path,
+                const std::function<void(std::ostream&)>& render) {
+  commit_file(stage_file(path, render), path);
 }
 
 int replacing_output(const std::string& output, const std::vector<std::string>& inputs,
@@ -438,16 +448,23 @@ void write_outputs(const std::string& dir, const Report& report, const models::T
   // The small files are rendered first; the trace is streamed into its temporary file.
   const std::string json_text = report_json(report);
   const std::string csv_text = ops_csv(report);
-  // A failure part-way takes back what this call wrote, so no half of a run is left.
-  std::vector<std::filesystem::path> written;
+  // All three are written under temporary names and renamed into place only once every one is
+  // whole, report.json last (it marks a complete run): a failure, or a signal that stops the
+  // process part-way, leaves only .partial files, never a result that could pass for a run's.
+  const std::filesystem::path files[] = {d / kReportFiles[0], d / kReportFiles[1],
+                                         d / kReportFiles[2]};
+  std::vector<std::filesystem::path> staged;
   try {
-    write_file(d / "ops.csv", csv_text);
-    written.push_back(d / "ops.csv");
-    write_file(d / "trace.json", [&](std::ostream& out) { write_trace_json(out, trace, program); });
-    written.push_back(d / "trace.json");
-    write_file(d / "report.json", json_text);  // last: it marks a complete run
+    staged.push_back(stage_file(files[0], [&](std::ostream& out) { out << csv_text; }));
+    staged.push_back(
+        stage_file(files[1], [&](std::ostream& out) { write_trace_json(out, trace, program); }));
+    staged.push_back(stage_file(files[2], [&](std::ostream& out) { out << json_text; }));
+    for (std::size_t i = 0; i < staged.size(); ++i) commit_file(staged[i], files[i]);
   } catch (...) {
-    for (const auto& path : written) std::filesystem::remove(path, ec);
+    for (std::size_t i = 0; i < staged.size(); ++i) {
+      std::filesystem::remove(staged[i], ec);
+      std::filesystem::remove(files[i], ec);
+    }
     throw;
   }
 }

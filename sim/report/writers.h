@@ -12,12 +12,21 @@
 
 namespace tpusim::sim {
 
+// The files `-o DIR` holds after a run, in the order they are renamed into place: report.json
+// last, as it marks a complete run.
+inline constexpr const char* kReportFiles[] = {"ops.csv", "trace.json", "report.json"};
+
 // Writes `text` to `path` through a temporary file renamed into place, so a failure never
 // leaves half a file behind. InputError naming the path when it cannot.
 void write_file(const std::filesystem::path& path, const std::string& text);
 // The same for text too large to hold at once: `render` writes it to the stream.
 void write_file(const std::filesystem::path& path,
                 const std::function<void(std::ostream&)>& render);
+// The two halves of write_file, for results that must appear together: writes `path`'s
+// temporary file (returned), then renames it into place.
+std::filesystem::path stage_file(const std::filesystem::path& path,
+                                 const std::function<void(std::ostream&)>& render);
+void commit_file(const std::filesystem::path& temp, const std::filesystem::path& path);
 // Runs `produce`, which writes its result to `output` (if not empty). When it fails, a file an
 // earlier command left at `output` is removed before the error goes on, as compilers do: a
 // failed command leaves no result that could pass for its own. An `output` that is one of the

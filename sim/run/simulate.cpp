@@ -129,10 +129,18 @@ void remove_earlier_reports(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   // A directory of one of these names is left to fail the write, saying so.
-  for (const char* name : {"report.json", "ops.csv", "trace.json"}) {
+  for (const char* name : kReportFiles) {
     const fs::path old = fs::path(dir) / name;
     if (fs::is_regular_file(old, ec)) fs::remove(old, ec);
   }
+}
+
+std::vector<std::string> report_paths(const std::string& dir) {
+  std::vector<std::string> paths;
+  if (!dir.empty())
+    for (const char* name : kReportFiles)
+      paths.push_back((std::filesystem::path(dir) / name).string());
+  return paths;
 }
 
 void prepare_output_dir(const std::string& dir) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "isa/program.h"
 #include "models/memory/memory.h"
@@ -50,5 +51,7 @@ void check_functional_data_fits(const workloads::Graph& graph, const ChipSpec& c
 void remove_earlier_reports(const std::string& dir);
 // The output directory exists (or is created) and takes files, before the run spends any time.
 void prepare_output_dir(const std::string& dir);
+// The report files a run writes into `dir` (none when it is empty), for check_output_files().
+std::vector<std::string> report_paths(const std::string& dir);
 
 }  // namespace tpusim::sim

@@ -138,6 +138,13 @@ TEST_CASE("cli: unusable program and output paths exit 2 with one line, before s
       {"exec " + program + " -c teach-4x4 --functional --dump hbm:0:4=" + dir.path("z.bin") +
            " --dump hbm:8:4=" + dir.path(".") + "/z.bin",
        "z.bin: named as two outputs of this command"},
+      // The report files -o writes are outputs too: a waveform written there would be lost.
+      {"exec " + program + " -c teach-4x4 -o " + dir.path("o") + " --vcd " +
+           dir.path("o/report.json"),
+       "o/report.json: named as two outputs of this command"},
+      {"run -c teach-4x4 -w workloads/teach/matmul-4x4.yaml --show --show-out " +
+           dir.path("o/ops.csv") + " -o " + dir.path("o"),
+       "o/ops.csv: named as two outputs of this command"},
       {"run -c teach-4x4 -w gemm-2048 --vcd configs/chips/teach-4x4.yaml",
        "configs/chips/teach-4x4.yaml: is an input of this command"},
       {"asm " + program + " -o " + dir.path("x.tbin") + " --set core.mxu.rows=8",
