@@ -17,8 +17,8 @@ std::uint64_t UnitStats::get(const std::string& field) const {
 
 std::uint64_t UnitStats::get(std::uint32_t op, const std::string& field) const {
   if (op >= per_op.size()) return 0;
-  for (const StatField& f : per_op[op])
-    if (f.name == field) return f.value;
+  for (std::size_t i = 0; i < total.size() && i < per_op[op].size(); ++i)
+    if (total[i].name == field) return per_op[op][i];
   return 0;
 }
 
@@ -36,6 +36,19 @@ class Collector : public models::StatsVisitor {
   std::vector<StatField>& out_;
 };
 
+// An operator's values only: the source visits the same fields in the same order for every
+// operator as for the total.
+class ValueCollector : public models::StatsVisitor {
+ public:
+  explicit ValueCollector(std::vector<std::uint64_t>& out) : out_(out) {}
+  void field(std::string_view, std::uint64_t value, std::string_view, std::string_view) override {
+    out_.push_back(value);
+  }
+
+ private:
+  std::vector<std::uint64_t>& out_;
+};
+
 }  // namespace
 
 std::vector<UnitStats> collect_stats(const std::vector<models::StatsSource>& sources,
@@ -50,7 +63,8 @@ std::vector<UnitStats> collect_stats(const std::vector<models::StatsSource>& sou
     if (source.per_op) {
       u.per_op.resize(ops);
       for (std::uint32_t op = 0; op < ops; ++op) {
-        Collector per_op(u.per_op[op]);
+        u.per_op[op].reserve(u.total.size());
+        ValueCollector per_op(u.per_op[op]);
         source.visit_op(op, per_op);
       }
     }

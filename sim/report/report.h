@@ -28,8 +28,10 @@ struct UnitStats {
   std::string path;  // "chip.core0.mxu1"
   std::string kind;  // "mxu", "vpu", "dma", "sequencer", "vmem", "accmem", "cmem", "memory"
   std::vector<StatField> total;
-  std::vector<std::vector<StatField>> per_op;  // [op][field], same fields as total; empty for
-                                               // whole-run sources (channels, links)
+  // [op][field]: the values of total's fields, in its order, per operator (names and units are
+  // total's: a program of 100,000 operators keeps only numbers); empty for whole-run sources
+  // (channels, links).
+  std::vector<std::vector<std::uint64_t>> per_op;
   std::vector<std::uint64_t> histogram;         // LatencyHistogram bucket counts, if any
 
   std::uint64_t get(const std::string& field) const;
