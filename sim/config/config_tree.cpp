@@ -439,6 +439,15 @@ void apply_override(ConfigNode& root, const std::string& assignment) {
     throw ConfigError(where, path, "not a key path (expected names joined by '.')");
   if (value_text.empty())
     throw ConfigError(where, path, "missing value after '=' (write null to remove the key)");
+  if (keys.back() == "extends") {
+    // After the merge a section's own keys are all of them: extending it now would change
+    // nothing. Name the section's replacement instead.
+    const std::string section = path.substr(0, path.size() - std::string(".extends").size());
+    throw ConfigError(where, path,
+                      "give extends inside a mapping that replaces the section, e.g. --set '" +
+                          (section.empty() ? std::string("key") : section) +
+                          "={extends: " + value_text + ", ...}'");
+  }
 
   ConfigNode value = parse_yaml(value_text, where.file);
   ConfigNode* node = &root;
@@ -454,6 +463,9 @@ void apply_override(ConfigNode& root, const std::string& assignment) {
     return;
   }
   value.relocate(where);
+  // A file named in the value is relative to the working directory, as on any command line.
+  std::vector<std::string> stack;
+  resolve_extends(value, fs::path(), stack);
   node->set(keys.back(), std::move(value));
 }
 

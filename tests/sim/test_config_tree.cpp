@@ -202,6 +202,29 @@ TEST_CASE("config tree: --set overrides, creates, replaces and removes keys", "[
   CHECK(text_at(root, "clock") == "940 MHz");
 }
 
+TEST_CASE("config tree: a mapping given to --set extends files as a file's mapping does",
+          "[config][tree][set][extends]") {
+  TempDir dir;
+  const std::string base = dir.write("mem/hbm3.yaml", "standard: hbm3\nrows: 10\nstacks: 1\n");
+  ConfigNode root =
+      parse_yaml("memory:\n  hbm:\n    standard: hbm2\n    rows: 20\n    cols: 4\n", "c.yaml");
+  apply_override(root, "memory.hbm={extends: " + base + ", stacks: 2}");
+  CHECK(text_at(root, "memory.hbm.standard") == "hbm3");
+  CHECK(text_at(root, "memory.hbm.rows") == "10");
+  CHECK(text_at(root, "memory.hbm.stacks") == "2");         // its own keys win
+  CHECK(find_path(root, "memory.hbm.cols") == nullptr);     // the section is replaced whole
+  CHECK(find_path(root, "memory.hbm.extends") == nullptr);  // resolved, not left as a key
+  CHECK(error_of([&] {
+          apply_override(root, "memory.hbm={extends: " + dir.path("no.yaml") + "}");
+        }).find("extends: '" + dir.path("no.yaml") + "': no such file") != std::string::npos);
+  // Extending a merged section would change nothing: its own keys are all its keys.
+  CHECK(error_of([&] { apply_override(root, "memory.hbm.extends=" + base); }) ==
+        "--set memory.hbm.extends=" + base +
+            ": memory.hbm.extends: give extends inside a mapping that replaces the section, e.g. "
+            "--set 'memory.hbm={extends: " +
+            base + ", ...}'");
+}
+
 TEST_CASE("config tree: malformed --set is rejected with the assignment named", "[config][tree][set]") {
   ConfigNode root = parse_yaml("core:\n  mxu: {rows: 1}\nclock: 1 GHz\n", "c.yaml");
   CHECK(error_of([&] { apply_override(root, "core.mxu.rows"); }) ==
