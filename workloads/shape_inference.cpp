@@ -404,7 +404,10 @@ DType infer_output_dtype(const Graph& graph, const Op& op) {
                    std::string(dtype_name(dt(i))) + ", '" + graph.tensor(op.inputs[j]).name +
                    "' is " + std::string(dtype_name(dt(j))));
   };
-  if (dt(0) == DType::kFp8) fail(op, "fp8 tensors are not supported by any operator yet");
+  if (dt(0) == DType::kFp8)  // a valid graph: exit 3, not a bad input
+    throw NotImplemented(op.where.str() + ": op '" + op.name + "' (" +
+                         std::string(op_kind_name(op.kind)) +
+                         "): fp8 tensors are not supported by any operator yet");
   switch (op.kind) {
     case OpKind::kConv2d:
     case OpKind::kMatmul: {

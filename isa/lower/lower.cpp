@@ -431,8 +431,8 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
       } catch (const OnChipFull& full) {
         ctx.fail(full.message);
       } catch (const ProgramTooLarge&) {
-        ctx.fail("the program would exceed " + std::to_string(Emitter::kMaxInstructions) +
-                 " instructions here; the workload is too large to lower");
+        ctx.unsupported("a program of more than " + std::to_string(Emitter::kMaxInstructions) +
+                        " instructions (this operator reaches the limit)");
       }
     };
     try {

@@ -250,7 +250,7 @@ int run_cli(int argc, char** argv) {
     std::cerr << "tpusim: error: " << one_line(e.what()) << " (see " << help << ")\n";
     return kExitBadInput;
   } catch (const NotImplemented& e) {
-    std::cerr << one_line(e.what()) << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return kExitNotImplemented;
   }
 
@@ -275,7 +275,7 @@ int run_cli(int argc, char** argv) {
       std::cerr << "error: " << one_line(e.what()) << "\n";
       return kExitBadInput;
     } catch (const NotImplemented& e) {
-      std::cerr << one_line(e.what()) << "\n";
+      std::cerr << "error: " << one_line(e.what()) << "\n";
       return kExitNotImplemented;
     } catch (const SimError& e) {
       std::cerr << "simulation error: " << one_line(e.what()) << "\n";

@@ -394,9 +394,30 @@ ops:
 )");
   Result r = run_tpusim("run -q -c tpu-v4i -w '" + multiplier + "'");
   CHECK(r.exit_code == 3);
-  CHECK(r.err == multiplier +
+  CHECK(r.err == "error: " + multiplier +
                      ":7:5: op 'y' (conv2d): depthwise convolution with a channel "
                      "multiplier (not implemented in the lowering yet)\n");
+  // A dtype the graph format names but no operator takes yet.
+  const std::string fp8 = dir.write("fp8.yaml", R"(name: f
+dtype: fp8
+tensors:
+  - {name: x, shape: [4, 4], role: input}
+  - {name: w, shape: [4, 4], role: weight}
+  - {name: y, role: output}
+ops:
+  - {name: y, op: matmul, inputs: [x, w]}
+)");
+  r = run_tpusim("run -q -c tpu-v4i -w '" + fp8 + "'");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err == "error: " + fp8 +
+                     ":8:5: op 'y' (matmul): fp8 tensors are not supported by any operator yet\n");
+  // A program beyond the lowering's instruction limit: 2048^3 MACs on one 4x4 array.
+  r = run_tpusim("compile -q -c teach-4x4 -w gemm-2048 -o '" + dir.path("big.tbin") + "'");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err_lines() == 1);
+  CHECK_THAT(r.err, Catch::Contains("op 'gemm' (matmul): a program of more than 16000000 "
+                                    "instructions (this operator reaches the limit)"));
+  CHECK_FALSE(std::filesystem::exists(dir.path("big.tbin")));
   // A key with a newline in it is quoted escaped: the error stays one line.
   const std::string key = dir.write("key.yaml",
                                     "tensors:\n  - {name: x, shape: [4], role: input, "

@@ -205,7 +205,7 @@ TEST_CASE("functional: fp32 operands the MXU rounds to bf16 equal the rounded re
   // The error leaves the unit's thread as itself: exit 3 (not implemented), one line.
   CHECK(run(dir, program, dump, fp8_chip, fp8_energy) == 3);
   CHECK(tpusim::test::slurp(dir.path("err")) ==
-        "--functional: fp8 arithmetic is not modelled yet\n");
+        "error: --functional: fp8 arithmetic is not modelled yet\n");
 }
 
 TEST_CASE("functional: an int8 GEMM requantized by the VPU equals the integer reference",

@@ -306,9 +306,10 @@ ops:
   - {name: o, op: embedding, inputs: [t, r]}
 )");
   CHECK(o.exit_code == 3);
-  CHECK(o.err ==
-        "--functional: embedding 'o' reads its indices from 'r', which an operator computes; "
-        "functional mode takes indices only from the graph's inputs\n");
+  CHECK(
+      o.err ==
+      "error: --functional: embedding 'o' reads its indices from 'r', which an operator computes; "
+      "functional mode takes indices only from the graph's inputs\n");
 }
 
 TEST_CASE("run: a tensor padded by a max pool and an average pool is not implemented, exit 3",
