@@ -216,6 +216,10 @@ int run_merge(const SweepCommandArgs& args) {
         "tpusim sweep --merge DIR... --out DIR takes no sweep file and no run options");
   if (args.out.empty()) throw InputError("tpusim sweep --merge: --out DIR is required");
   const sweep::MergeSummary m = sweep::merge_results(args.merge, args.out);
+  for (const std::string& where : m.cut_short)
+    std::cerr << "warning: " << where
+              << ": last row cut short (the sweep stopped while writing it); its point is left "
+                 "out: resume that sweep to run it\n";
   std::cout << "merged " << args.merge.size() << " sweep output(s): " << m.rows << " points, "
             << m.failed << " failed, " << m.duplicates << " duplicate row(s) dropped -> "
             << (fs::path(args.out) / "results.csv").string() << "\n";

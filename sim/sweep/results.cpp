@@ -163,7 +163,9 @@ ResultsTable read_results(const std::string& path) {
       cell += c;
     }
   }
-  // Whatever follows the last newline is a row whose write was cut short.
+  // Whatever follows the last newline is a row whose write was cut short (a sweep stopped
+  // part-way): its point counts as not run, and a resumed sweep runs it again.
+  if (!row.empty() || !cell.empty() || quoted) table.cut_short_line = line;
   if (rows.empty()) bad("no header line");
   table.header = std::move(rows.front());
   for (std::size_t r = 1; r < rows.size(); ++r) {
@@ -240,6 +242,8 @@ MergeSummary merge_results(const std::vector<std::string>& dirs, const std::stri
     if (!fs::is_regular_file(file, ec))
       throw InputError(dir + ": no results.csv (not a sweep output)");
     ResultsTable t = read_results(file);
+    if (t.cut_short_line > 0)
+      summary.cut_short.push_back(file + ":" + std::to_string(t.cut_short_line));
     if (merged.header.empty()) merged.header = t.header;
     if (t.header != merged.header)
       throw InputError(file + ": columns differ from " + dirs.front() +

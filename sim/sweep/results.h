@@ -17,6 +17,9 @@ using Row = std::vector<std::string>;
 struct ResultsTable {
   Row header;
   std::vector<Row> rows;
+  // The line of a last row cut short (no newline: a sweep stopped while writing it), left out
+  // of `rows`; 0 if there is none.
+  int cut_short_line = 0;
 };
 
 // The header for a sweep whose parameter and axis columns are `columns`.
@@ -75,6 +78,7 @@ struct MergeSummary {
   std::size_t rows = 0;
   std::size_t duplicates = 0;
   std::size_t failed = 0;
+  std::vector<std::string> cut_short;  // "file:line" of each last row cut short, left out
 };
 MergeSummary merge_results(const std::vector<std::string>& dirs, const std::string& out_dir);
 

@@ -212,6 +212,17 @@ TEST_CASE("sweep run: two shards merged equal the unsharded sweep", "[sweep]") {
     b[layout.report].clear();
     CHECK(a == b);
   }
+  // A shard stopped while writing its last row: the row is left out, and the merge says so.
+  const std::string s1_csv = dir.path("s1") + "/results.csv";
+  const std::string s1_text = slurp(s1_csv);
+  dir.write("s1/results.csv", s1_text.substr(0, s1_text.size() - 7));
+  const Result cut = run_tpusim("sweep --merge " + dir.path("s0") + " " + dir.path("s1") +
+                                " --out " + dir.path("cut"));
+  CHECK(cut.exit_code == 0);
+  CHECK_THAT(cut.out, Catch::Contains("3 points, 0 failed"));
+  CHECK(cut.err == "warning: " + s1_csv +
+                       ":3: last row cut short (the sweep stopped while writing it); its point "
+                       "is left out: resume that sweep to run it\n");
   // No directory before --out: CLI11 hands --out to --merge, which must say so, not that --out
   // is missing.
   const Result none = run_tpusim("sweep --merge --out " + m);
