@@ -130,7 +130,7 @@ int run_run(const RunCommandArgs& args) {
   spdlog::debug(
       "lowered to {} instructions in {:.3f} s", lowered.program.instructions.size(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - lower_start).count());
-  if (!lowered.dtype_note.empty()) spdlog::debug("{}", lowered.dtype_note);
+  if (!lowered.dtype_note.empty()) spdlog::info("{}", lowered.dtype_note);
   if (args.functional && !lowered.dtype_note.empty())
     throw InputError("--functional: " + lowered.dtype_note);
 
