@@ -404,10 +404,15 @@ DType infer_output_dtype(const Graph& graph, const Op& op) {
                    std::string(dtype_name(dt(i))) + ", '" + graph.tensor(op.inputs[j]).name +
                    "' is " + std::string(dtype_name(dt(j))));
   };
-  if (dt(0) == DType::kFp8)  // a valid graph: exit 3, not a bad input
+  if (dt(0) == DType::kFp8) {
+    // fp8 beside another type where types must agree is a bad graph (exit 2); fp8 throughout is
+    // a valid one the tool cannot run yet (exit 3).
+    if (op.kind != OpKind::kEmbedding)
+      for (std::size_t j = 1; j < op.inputs.size(); ++j) same(0, j);
     throw NotImplemented(op.where.str() + ": op '" + op.name + "' (" +
                          std::string(op_kind_name(op.kind)) +
                          "): fp8 tensors are not supported by any operator yet");
+  }
   switch (op.kind) {
     case OpKind::kConv2d:
     case OpKind::kMatmul: {

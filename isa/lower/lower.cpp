@@ -431,8 +431,12 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
       } catch (const OnChipFull& full) {
         ctx.fail(full.message);
       } catch (const ProgramTooLarge&) {
-        ctx.unsupported("a program of more than " + std::to_string(Emitter::kMaxInstructions) +
-                        " instructions (this operator reaches the limit)");
+        // A limit of the tool, not a fault of the graph: exit 3.
+        throw NotImplemented(ctx.op.where.str() + ": op '" + ctx.op.name + "' (" +
+                             std::string(workloads::op_kind_name(ctx.op.kind)) +
+                             "): the program would exceed " +
+                             std::to_string(Emitter::kMaxInstructions) +
+                             " instructions, the lowering's limit; the workload is too large");
       }
     };
     try {

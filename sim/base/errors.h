@@ -102,7 +102,7 @@ class SimError : public Error {
   using Error::Error;
 };
 
-// A CLI subcommand whose issue has not landed yet.
+// A valid input the tool cannot handle yet: a feature not built, or a limit of the tool.
 class NotImplemented : public Error {
  public:
   using Error::Error;

@@ -440,15 +440,15 @@ void apply_override(ConfigNode& root, const std::string& assignment) {
   if (value_text.empty())
     throw ConfigError(where, path, "missing value after '=' (write null to remove the key)");
   if (keys.back() == "extends") {
-    // After the merge a section's own keys are all of them: extending it now would change
-    // nothing. Name the section's replacement instead.
-    const std::string section = path.substr(0, path.size() - std::string(".extends").size());
+    // The section's merged keys are all its own now and would override whatever the file sets:
+    // the file's values would never show. Name the section's replacement instead.
+    if (keys.size() == 1)
+      throw ConfigError(where, path, "a chip's own extends belongs in its file, not in --set");
+    const std::string section = path.substr(0, path.rfind('.'));
     throw ConfigError(where, path,
                       "give extends inside a mapping that replaces the section, e.g. --set '" +
-                          (section.empty() ? std::string("key") : section) +
-                          "={extends: " + value_text + ", ...}'");
+                          section + "={extends: " + value_text + ", ...}'");
   }
-
   ConfigNode value = parse_yaml(value_text, where.file);
   ConfigNode* node = &root;
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {

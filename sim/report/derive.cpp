@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "models/common/histogram.h"
 #include "sim/report/report.h"
@@ -66,6 +67,9 @@ std::vector<UnitStats> collect_stats(const std::vector<models::StatsSource>& sou
         u.per_op[op].reserve(u.total.size());
         ValueCollector per_op(u.per_op[op]);
         source.visit_op(op, per_op);
+        // get(op, field) reads a value at its field's place in the total.
+        if (u.per_op[op].size() != u.total.size())
+          throw std::logic_error(u.path + ": an operator's stats have other fields than the total");
       }
     }
     if (source.histogram) u.histogram = source.histogram();

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -451,20 +452,24 @@ void write_outputs(const std::string& dir, const Report& report, const models::T
   // All three are written under temporary names and renamed into place only once every one is
   // whole, report.json last (it marks a complete run): a failure, or a signal that stops the
   // process part-way, leaves only .partial files, never a result that could pass for a run's.
+  static_assert(std::string_view(kReportFiles[0]) == "ops.csv" &&
+                    std::string_view(kReportFiles[1]) == "trace.json" &&
+                    std::string_view(kReportFiles[2]) == "report.json",
+                "the renders below follow kReportFiles' order");
   const std::filesystem::path files[] = {d / kReportFiles[0], d / kReportFiles[1],
                                          d / kReportFiles[2]};
   std::vector<std::filesystem::path> staged;
+  std::size_t renamed = 0;
   try {
     staged.push_back(stage_file(files[0], [&](std::ostream& out) { out << csv_text; }));
     staged.push_back(
         stage_file(files[1], [&](std::ostream& out) { write_trace_json(out, trace, program); }));
     staged.push_back(stage_file(files[2], [&](std::ostream& out) { out << json_text; }));
-    for (std::size_t i = 0; i < staged.size(); ++i) commit_file(staged[i], files[i]);
+    for (; renamed < staged.size(); ++renamed) commit_file(staged[renamed], files[renamed]);
   } catch (...) {
-    for (std::size_t i = 0; i < staged.size(); ++i) {
-      std::filesystem::remove(staged[i], ec);
-      std::filesystem::remove(files[i], ec);
-    }
+    // Only what this call wrote: a directory squatting on a report's name stays, as it was.
+    for (std::size_t i = 0; i < staged.size(); ++i)
+      std::filesystem::remove(i < renamed ? files[i] : staged[i], ec);
     throw;
   }
 }

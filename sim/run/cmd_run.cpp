@@ -100,6 +100,8 @@ int run_run(const RunCommandArgs& args) {
   if (const char* crash = std::getenv("TPUSIM_TEST_CRASH"))
     for (const std::string& o : args.overrides)
       if (o == crash) std::abort();
+  // An input named as one of -o's report files would be deleted by the next line: refused first.
+  check_output_files(report_paths(args.out), {args.workload, args.chip});
   if (!args.out.empty()) remove_earlier_reports(args.out);
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   spdlog::debug("chip {} from {}", chip.spec.name, resolve_chip_path(args.chip));
@@ -130,9 +132,10 @@ int run_run(const RunCommandArgs& args) {
   spdlog::debug(
       "lowered to {} instructions in {:.3f} s", lowered.program.instructions.size(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - lower_start).count());
-  if (!lowered.dtype_note.empty()) spdlog::info("{}", lowered.dtype_note);
-  if (args.functional && !lowered.dtype_note.empty())
-    throw InputError("--functional: " + lowered.dtype_note);
+  if (!lowered.dtype_note.empty()) {
+    if (args.functional) throw InputError("--functional: " + lowered.dtype_note);
+    spdlog::info("{}", lowered.dtype_note);
+  }
 
   SimulateRequest request{chip, lowered.program};
   request.functional = args.functional;

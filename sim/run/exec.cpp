@@ -99,6 +99,11 @@ std::vector<std::uint8_t> read_binary(const std::string& path) {
 
 int run_exec(const ExecCommandArgs& args) {
   const auto wall_start = std::chrono::steady_clock::now();
+  // An input named as one of -o's report files would be deleted by the next line: refused first.
+  std::vector<std::string> named_inputs{args.program, args.chip};
+  for (const std::string& load : args.loads)
+    named_inputs.push_back(load.substr(std::min(load.size(), load.find('=') + 1)));
+  check_output_files(report_paths(args.out), named_inputs);
   if (!args.out.empty()) remove_earlier_reports(args.out);
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   if (!args.functional && !(args.loads.empty() && args.dumps.empty()))

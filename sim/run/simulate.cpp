@@ -128,11 +128,12 @@ void check_functional_data_fits(const workloads::Graph& graph, const ChipSpec& c
 void remove_earlier_reports(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  // A directory of one of these names is left to fail the write, saying so.
-  for (const char* name : kReportFiles) {
-    const fs::path old = fs::path(dir) / name;
-    if (fs::is_regular_file(old, ec)) fs::remove(old, ec);
-  }
+  // With them go the .partial files of a run stopped while writing. A directory of one of these
+  // names is left, to fail the write, saying so.
+  for (const char* name : kReportFiles)
+    for (const fs::path& old :
+         {fs::path(dir) / name, fs::path(dir) / (std::string(name) + ".partial")})
+      if (fs::is_regular_file(old, ec)) fs::remove(old, ec);
 }
 
 std::vector<std::string> report_paths(const std::string& dir) {

@@ -165,7 +165,7 @@ ResultsTable read_results(const std::string& path) {
   }
   // Whatever follows the last newline is a row whose write was cut short (a sweep stopped
   // part-way): its point counts as not run, and a resumed sweep runs it again.
-  if (!row.empty() || !cell.empty() || quoted) table.cut_short_line = line;
+  if (!row.empty() || !cell.empty() || quoted || after_quote) table.cut_short_line = line;
   if (rows.empty()) bad("no header line");
   table.header = std::move(rows.front());
   for (std::size_t r = 1; r < rows.size(); ++r) {

@@ -58,6 +58,19 @@ TEST_CASE("noc: a lone transfer takes one hop latency per link plus its serialis
       CHECK(grid.link_stats(i).bytes == (used ? kBytes : 0));
     }
   }
+  SECTION("XY routing back: west along the row, then up the column") {
+    // A 3 x 3 grid of 9 nodes: from x2y2 (node 8) to x0y0 (node 0), two links west, two north.
+    NocTiming grid(mesh(3), 1, 8, Hertz(1e9));
+    CHECK(grid.hops(8, 0) == 4);
+    CHECK(grid.transfer(8, 0, kBytes, 0, 0, 0) / kNs == Approx(4 * 1 + 1));
+    for (std::size_t i = 0; i < grid.links(); ++i) {
+      const std::string& name = grid.link_name(i);
+      const bool used = name == "x2y2.west" || name == "x1y2.west" || name == "x0y2.north" ||
+                        name == "x0y1.north";
+      INFO(name);
+      CHECK(grid.link_stats(i).bytes == (used ? kBytes : 0));
+    }
+  }
 }
 
 TEST_CASE("noc: two flows on one mesh link each get half its bandwidth", "[noc][timing]") {

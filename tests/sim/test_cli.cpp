@@ -268,6 +268,7 @@ TEST_CASE("cli: inputs found by fuzzing exit 2 with one line, and leave no repor
   CHECK_FALSE(std::filesystem::exists(out + "/trace.json"));
   for (const char* name : {"report.json", "ops.csv", "trace.json"})
     CHECK_FALSE(std::filesystem::exists(out + "/" + name + ".partial"));
+  CHECK(std::filesystem::is_directory(out + "/report.json"));  // not ours to remove
 }
 
 TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[cli]") {
@@ -409,14 +410,21 @@ ops:
 )");
   r = run_tpusim("run -q -c tpu-v4i -w '" + fp8 + "'");
   CHECK(r.exit_code == 3);
+  // fp8 beside int8 is a bad graph, whatever fp8's support: exit 2.
+  const std::string mixed =
+      dir.write("mixed.yaml", replaced(slurp(fp8), "{name: w, shape: [4, 4], role: weight}",
+                                       "{name: w, shape: [4, 4], role: weight, dtype: int8}"));
+  const Result bad_mix = run_tpusim("run -q -c tpu-v4i -w '" + mixed + "'");
+  CHECK(bad_mix.exit_code == 2);
+  CHECK_THAT(bad_mix.err, Catch::Contains("dtypes differ: 'x' is fp8, 'w' is int8"));
   CHECK(r.err == "error: " + fp8 +
                      ":8:5: op 'y' (matmul): fp8 tensors are not supported by any operator yet\n");
   // A program beyond the lowering's instruction limit: 2048^3 MACs on one 4x4 array.
   r = run_tpusim("compile -q -c teach-4x4 -w gemm-2048 -o '" + dir.path("big.tbin") + "'");
   CHECK(r.exit_code == 3);
   CHECK(r.err_lines() == 1);
-  CHECK_THAT(r.err, Catch::Contains("op 'gemm' (matmul): a program of more than 16000000 "
-                                    "instructions (this operator reaches the limit)"));
+  CHECK_THAT(r.err, Catch::Contains("op 'gemm' (matmul): the program would exceed 16000000 "
+                                    "instructions, the lowering's limit"));
   CHECK_FALSE(std::filesystem::exists(dir.path("big.tbin")));
   // A key with a newline in it is quoted escaped: the error stays one line.
   const std::string key = dir.write("key.yaml",

@@ -142,6 +142,10 @@ TEST_CASE("cli: unusable program and output paths exit 2 with one line, before s
       {"exec " + program + " -c teach-4x4 -o " + dir.path("o") + " --vcd " +
            dir.path("o/report.json"),
        "o/report.json: named as two outputs of this command"},
+      // ... and an input named as one of them is refused before earlier reports are removed.
+      {"exec " + program + " -c teach-4x4 -o " + dir.path("in") +
+           " --functional --load hbm:0=" + dir.write("in/trace.json", "x"),
+       "in/trace.json: is an input of this command"},
       {"run -c teach-4x4 -w workloads/teach/matmul-4x4.yaml --show --show-out " +
            dir.path("o/ops.csv") + " -o " + dir.path("o"),
        "o/ops.csv: named as two outputs of this command"},
@@ -157,6 +161,7 @@ TEST_CASE("cli: unusable program and output paths exit 2 with one line, before s
     CHECK(r.err_lines() == 1);
     CHECK_THAT(r.err, Catch::Contains(message));
   }
+  CHECK(slurp(dir.path("in/trace.json")) == "x");
 }
 
 TEST_CASE("cli: results that cannot all be written to stdout are a failed run", "[cli][isa]") {

@@ -223,6 +223,9 @@ TEST_CASE("config tree: a mapping given to --set extends files as a file's mappi
             ": memory.hbm.extends: give extends inside a mapping that replaces the section, e.g. "
             "--set 'memory.hbm={extends: " +
             base + ", ...}'");
+  CHECK(error_of([&] { apply_override(root, "extends=" + base); }) ==
+        "--set extends=" + base +
+            ": extends: a chip's own extends belongs in its file, not in --set");
 }
 
 TEST_CASE("config tree: malformed --set is rejected with the assignment named", "[config][tree][set]") {

@@ -189,10 +189,12 @@ TEST_CASE("exec: input stationary folds M over the columns", "[exec][mxu]") {
 
 TEST_CASE("exec: the array's register writes and energy follow each dataflow's data movement",
           "[exec][mxu][energy]") {
-  // A ragged tile (K < R, N < C) and M = 40 = 2.5 folds of 16, int8 operands (1 B) and int32
-  // sums (4 B); every operand that moves is latched once per PE of the chain it enters
-  // (models/mxu/README.md, section 10), and empty lanes latch nothing.
-  const std::uint64_t M = 40, K = 12, N = 10, folds = (M + R - 1) / R, sum = 4;
+  // A 16 x 12 array, so rows and columns cannot be confused; a ragged tile (K < R, N < C) and
+  // M = 40, which folds over the rows (os) or the columns (is) with a partial last fold; int8
+  // operands (1 B) and int32 sums (4 B). Every operand that moves is latched once per PE of the
+  // chain it enters (models/mxu/README.md, section 10), and empty lanes latch nothing.
+  const std::uint64_t M = 40, K = 12, N = 10, cols = 12, sum = 4;
+  const std::uint64_t row_folds = (M + R - 1) / R, col_folds = (M + cols - 1) / cols;
   const std::string program = kHeader +
                               "mxu.lw mxu0 src=vmem:0 k=12 n=10 dtype=int8\n"
                               "mxu.mm mxu0 src=vmem:4096 dst=accmem:0 m=40 k=12 n=10 dtype=int8\n"
@@ -205,18 +207,18 @@ TEST_CASE("exec: the array's register writes and energy follow each dataflow's d
   const std::map<std::string, std::uint64_t> want = {
       // The weight tile shifts down all R rows once; each input row crosses all C columns;
       // each of the M x N sums runs down all R rows.
-      {"ws", K * N * R + M * K * C + M * N * R * sum},
+      {"ws", K * N * R + M * K * cols + M * N * R * sum},
       // Each fold's input tile comes down the R rows of the load chain; the N weight columns
       // cross the C columns once per fold; the sums run down the rows as in ws.
-      {"is", M * K * R + folds * N * K * C + M * N * R * sum},
+      {"is", M * K * R + col_folds * N * K * cols + M * N * R * sum},
       // Inputs cross the columns; the weights come down the R rows once per fold; every MAC
       // writes its accumulator; then the results leave through the top.
-      {"os", M * K * C + folds * K * N * R + (M * N * K + os_shift_out) * sum},
+      {"os", M * K * cols + row_folds * K * N * R + (M * N * K + os_shift_out) * sum},
   };
   const double mac_pj = 0.3, register_pj = 0.02;  // test_support.h, kEnergyTable (int8)
   for (const auto& [dataflow, bytes] : want) {
     INFO(dataflow);
-    const Run r = exec(program, "--set core.mxu.dataflow=" + dataflow);
+    const Run r = exec(program, "--set core.mxu.cols=12 --set core.mxu.dataflow=" + dataflow);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(unit_stats(r.report, "chip.core0.mxu0")["register_write_bytes"].get<std::uint64_t>() ==
