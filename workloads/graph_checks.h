@@ -17,9 +17,15 @@ inline std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
 }
 
 // Every error about one operator starts the same way, so the user can find it in the file.
+inline std::string op_label(const Op& op) {
+  return "op '" + op.name + "' (" + std::string(op_kind_name(op.kind)) + ")";
+}
 [[noreturn]] inline void fail(const Op& op, const std::string& message) {
-  throw WorkloadError(
-      op.where, "op '" + op.name + "' (" + std::string(op_kind_name(op.kind)) + "): " + message);
+  throw WorkloadError(op.where, op_label(op) + ": " + message);
+}
+// A valid operator the tool cannot run yet (exit 3, not a bad input).
+[[noreturn]] inline void not_yet(const Op& op, const std::string& message) {
+  throw NotImplemented(op.where.str() + ": " + op_label(op) + ": " + message);
 }
 
 inline bool is_float(DType t) { return t == DType::kBf16 || t == DType::kFp32; }

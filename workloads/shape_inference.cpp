@@ -14,6 +14,7 @@ namespace {
 
 using detail::fail;
 using detail::is_float;
+using detail::not_yet;
 using detail::sat_mul;
 
 std::string dim_str(std::int64_t v) { return std::to_string(v); }
@@ -409,9 +410,7 @@ DType infer_output_dtype(const Graph& graph, const Op& op) {
     // a valid one the tool cannot run yet (exit 3).
     if (op.kind != OpKind::kEmbedding)
       for (std::size_t j = 1; j < op.inputs.size(); ++j) same(0, j);
-    throw NotImplemented(op.where.str() + ": op '" + op.name + "' (" +
-                         std::string(op_kind_name(op.kind)) +
-                         "): fp8 tensors are not supported by any operator yet");
+    not_yet(op, "fp8 tensors are not supported by any operator yet");
   }
   switch (op.kind) {
     case OpKind::kConv2d:

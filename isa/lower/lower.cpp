@@ -56,16 +56,23 @@ std::uint32_t OpContext::engines() const {
 
 double OpContext::hbm_bytes_per_cycle() const { return lower_detail::hbm_bytes_per_cycle(chip); }
 
+namespace {
+// How every error about one operator starts, as the workload's own checks write it.
+std::string op_label(const workloads::Op& op) {
+  return "op '" + op.name + "' (" + std::string(workloads::op_kind_name(op.kind)) + ")";
+}
+}  // namespace
+
 void OpContext::fail(const std::string& message) const {
-  throw WorkloadError(op.where, "op '" + op.name + "' (" +
-                                    std::string(workloads::op_kind_name(op.kind)) + ") on " +
-                                    chip.name + ": " + message);
+  throw WorkloadError(op.where, op_label(op) + " on " + chip.name + ": " + message);
 }
 
 void OpContext::unsupported(const std::string& message) const {
-  throw NotImplemented(op.where.str() + ": op '" + op.name + "' (" +
-                       std::string(workloads::op_kind_name(op.kind)) + "): " + message +
-                       " (not implemented in the lowering yet)");
+  not_yet(message + " (not implemented in the lowering yet)");
+}
+
+void OpContext::not_yet(const std::string& message) const {
+  throw NotImplemented(op.where.str() + ": " + op_label(op) + ": " + message);
 }
 
 }  // namespace lower_detail
@@ -431,12 +438,8 @@ Lowered lower_once(const Graph& graph, const ChipSpec& chip, const LowerOptions&
       } catch (const OnChipFull& full) {
         ctx.fail(full.message);
       } catch (const ProgramTooLarge&) {
-        // A limit of the tool, not a fault of the graph: exit 3.
-        throw NotImplemented(ctx.op.where.str() + ": op '" + ctx.op.name + "' (" +
-                             std::string(workloads::op_kind_name(ctx.op.kind)) +
-                             "): the program would exceed " +
-                             std::to_string(Emitter::kMaxInstructions) +
-                             " instructions, the lowering's limit; the workload is too large");
+        ctx.not_yet("the program would exceed " + std::to_string(Emitter::kMaxInstructions) +
+                    " instructions, the lowering's limit; the workload is too large");
       }
     };
     try {

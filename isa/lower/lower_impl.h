@@ -62,6 +62,9 @@ struct OpContext {
   [[noreturn]] void fail(const std::string& message) const;
   // A valid graph the lowering cannot handle yet (exit 3, not a bad input).
   [[noreturn]] void unsupported(const std::string& message) const;
+  // A valid graph the tool cannot lower, a missing feature or a limit (exit 3): `message` says
+  // which.
+  [[noreturn]] void not_yet(const std::string& message) const;
 };
 
 // A convolution whose A operand is read from a band of input rows in vector memory, not

@@ -18,7 +18,7 @@ std::uint64_t UnitStats::get(const std::string& field) const {
 
 std::uint64_t UnitStats::get(std::uint32_t op, const std::string& field) const {
   if (op >= per_op.size()) return 0;
-  for (std::size_t i = 0; i < total.size() && i < per_op[op].size(); ++i)
+  for (std::size_t i = 0; i < total.size(); ++i)  // collect_stats keeps the two aligned
     if (total[i].name == field) return per_op[op][i];
   return 0;
 }

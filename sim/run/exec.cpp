@@ -40,6 +40,11 @@ std::uint64_t parse_number(const std::string& text, const std::string& spec) {
   return v;
 }
 
+// The FILE of "hbm:ADDR=FILE" or "hbm:ADDR:BYTES=FILE" (the whole text if it has no '=').
+std::string image_file(const std::string& spec) {
+  return spec.substr(std::min(spec.size(), spec.find('=') + 1));
+}
+
 // "hbm:ADDR=FILE" (load) or "hbm:ADDR:BYTES=FILE" (dump), checked against the memory and the
 // file system before anything is simulated.
 std::vector<MemoryImage> parse_images(const std::vector<std::string>& specs, bool dump,
@@ -52,7 +57,7 @@ std::vector<MemoryImage> parse_images(const std::vector<std::string>& specs, boo
     if (spec.rfind("hbm:", 0) != 0 || eq == std::string::npos || eq + 1 == spec.size())
       throw InputError("'" + spec + "': expected " + form);
     MemoryImage image;
-    image.file = spec.substr(eq + 1);
+    image.file = image_file(spec);
     const std::string where = spec.substr(4, eq - 4);
     const std::size_t colon = where.find(':');
     if (dump != (colon != std::string::npos)) throw InputError("'" + spec + "': expected " + form);
@@ -101,8 +106,7 @@ int run_exec(const ExecCommandArgs& args) {
   const auto wall_start = std::chrono::steady_clock::now();
   // An input named as one of -o's report files would be deleted by the next line: refused first.
   std::vector<std::string> named_inputs{args.program, args.chip};
-  for (const std::string& load : args.loads)
-    named_inputs.push_back(load.substr(std::min(load.size(), load.find('=') + 1)));
+  for (const std::string& load : args.loads) named_inputs.push_back(image_file(load));
   check_output_files(report_paths(args.out), named_inputs);
   if (!args.out.empty()) remove_earlier_reports(args.out);
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);

@@ -410,6 +410,8 @@ ops:
 )");
   r = run_tpusim("run -q -c tpu-v4i -w '" + fp8 + "'");
   CHECK(r.exit_code == 3);
+  CHECK(r.err == "error: " + fp8 +
+                     ":8:5: op 'y' (matmul): fp8 tensors are not supported by any operator yet\n");
   // fp8 beside int8 is a bad graph, whatever fp8's support: exit 2.
   const std::string mixed =
       dir.write("mixed.yaml", replaced(slurp(fp8), "{name: w, shape: [4, 4], role: weight}",
@@ -417,8 +419,6 @@ ops:
   const Result bad_mix = run_tpusim("run -q -c tpu-v4i -w '" + mixed + "'");
   CHECK(bad_mix.exit_code == 2);
   CHECK_THAT(bad_mix.err, Catch::Contains("dtypes differ: 'x' is fp8, 'w' is int8"));
-  CHECK(r.err == "error: " + fp8 +
-                     ":8:5: op 'y' (matmul): fp8 tensors are not supported by any operator yet\n");
   // A program beyond the lowering's instruction limit: 2048^3 MACs on one 4x4 array.
   r = run_tpusim("compile -q -c teach-4x4 -w gemm-2048 -o '" + dir.path("big.tbin") + "'");
   CHECK(r.exit_code == 3);

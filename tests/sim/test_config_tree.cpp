@@ -217,7 +217,7 @@ TEST_CASE("config tree: a mapping given to --set extends files as a file's mappi
   CHECK(error_of([&] {
           apply_override(root, "memory.hbm={extends: " + dir.path("no.yaml") + "}");
         }).find("extends: '" + dir.path("no.yaml") + "': no such file") != std::string::npos);
-  // Extending a merged section would change nothing: its own keys are all its keys.
+  // A merged section's keys are all its own: they would override every value the file sets.
   CHECK(error_of([&] { apply_override(root, "memory.hbm.extends=" + base); }) ==
         "--set memory.hbm.extends=" + base +
             ": memory.hbm.extends: give extends inside a mapping that replaces the section, e.g. "
