@@ -74,11 +74,11 @@ std::vector<StatsSource> Chip::stats_sources() const {
   for (const auto& core : cores_) core->add_stats_sources(out);
   out.push_back(StatsSource::of(memory_->name(), "memory", memory_->stats()));
   const Memory* memory = memory_.get();
-  for (std::size_t c = 0; c < memory->controllers().size(); ++c) {
-    StatsSource s = StatsSource::of_total(std::string(memory->name()) + ".ch" + std::to_string(c),
-                                          "dram_channel",
-                                          [memory, c] { return memory->controllers()[c].stats(); });
-    s.histogram = [memory, c] { return memory->controllers()[c].stats().latency.counts(); };
+  for (std::size_t c = 0; c < memory->dram_channels(); ++c) {
+    StatsSource s =
+        StatsSource::of_total(std::string(memory->name()) + ".ch" + std::to_string(c),
+                              "dram_channel", [memory, c] { return memory->dram_stats(c); });
+    s.histogram = [memory, c] { return memory->dram_stats(c).latency.counts(); };
     out.push_back(std::move(s));
   }
   if (ctx_.spec.memory.model != MemoryModel::kIdeal) {

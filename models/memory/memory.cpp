@@ -64,11 +64,17 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
                                                       : ctx.spec.memory.channels,
            ctx.spec.clock),
       dram_ck_hz_(ctx.spec.memory.hbm.clock.value()),
+      dram_burst_cycles_(resolve_timing(ctx.spec.memory.hbm).BURST),
       track_(ctx.trace.add_track(this->name())) {
   if (ctx.spec.memory.model == MemoryModel::kHbm) {
     const std::uint32_t channels = ctx.spec.memory.hbm.total_channels();
-    dram_.reserve(channels);
-    for (std::uint32_t c = 0; c < channels; ++c) dram_.emplace_back(ctx.spec.memory.hbm);
+    if (ctx.spec.memory.hbm.engine == DramEngine::kTimeline) {
+      timeline_.reserve(channels);
+      for (std::uint32_t c = 0; c < channels; ++c) timeline_.emplace_back(ctx.spec.memory.hbm);
+    } else {
+      dram_.reserve(channels);
+      for (std::uint32_t c = 0; c < channels; ++c) dram_.emplace_back(ctx.spec.memory.hbm);
+    }
     piece_of_channel_.assign(channels, kNoPiece);
   }
   socket.register_b_transport(this, &Memory::b_transport);
@@ -123,28 +129,40 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
     for (std::uint32_t i = 0; i < n; ++i)
       mapped_[i] = address_map_.map(first + std::uint64_t{i} * burst);
   }
-  for (const DramAddress& a : mapped_) {
-    if (piece_of_channel_[a.channel] == kNoPiece) {
-      piece_of_channel_[a.channel] = static_cast<std::uint32_t>(t.pieces.size());
-      t.pieces.push_back(Piece{a.channel, 0, 0, 0, 0});
+  // Runs of bursts in one channel; a channel met again after another makes them unsorted.
+  bool grouped = true;
+  for (std::uint32_t i = 0; i < n;) {
+    const std::uint32_t channel = mapped_[i].channel;
+    std::uint32_t j = i + 1;
+    while (j < n && mapped_[j].channel == channel) ++j;
+    if (piece_of_channel_[channel] == kNoPiece) {
+      piece_of_channel_[channel] = static_cast<std::uint32_t>(t.pieces.size());
+      t.pieces.push_back(Piece{channel, 0, 0, j - i, 0});
+    } else {
+      grouped = false;
+      t.pieces[piece_of_channel_[channel]].bursts += j - i;
     }
-    ++t.pieces[piece_of_channel_[a.channel]].bursts;
+    i = j;
   }
-  // Each piece's bursts in address order (a counting sort by piece) and its bytes: whole bursts
-  // but for the ends of the range.
-  piece_fill_.clear();
-  std::uint32_t start = 0;
-  for (Piece& p : t.pieces) {
-    piece_fill_.push_back(start);
-    start += p.bursts;
-    p.bytes = std::uint64_t{p.bursts} * burst;
-  }
+  for (Piece& p : t.pieces) p.bytes = std::uint64_t{p.bursts} * burst;
+  // Whole bursts but for the ends of the range.
   t.pieces[piece_of_channel_[mapped_.front().channel]].bytes -= addr - first;
   t.pieces[piece_of_channel_[mapped_.back().channel]].bytes -=
       first + std::uint64_t{n} * burst - (addr + bytes);
-  sorted_.resize(n);
-  for (const DramAddress& a : mapped_) sorted_[piece_fill_[piece_of_channel_[a.channel]]++] = a;
-  start = 0;
+  // Each piece's bursts in address order: as mapped when grouped, else by a counting sort.
+  const DramAddress* bursts_of = mapped_.data();
+  if (!grouped) {
+    piece_fill_.clear();
+    std::uint32_t start = 0;
+    for (const Piece& p : t.pieces) {
+      piece_fill_.push_back(start);
+      start += p.bursts;
+    }
+    sorted_.resize(n);
+    for (const DramAddress& a : mapped_) sorted_[piece_fill_[piece_of_channel_[a.channel]]++] = a;
+    bursts_of = sorted_.data();
+  }
+  std::uint32_t start = 0;
   for (Piece& p : t.pieces) {
     piece_of_channel_[p.channel] = kNoPiece;
     const std::uint32_t there = noc_.memory_node(p.channel);
@@ -154,14 +172,20 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
     // A request arriving mid-cycle is seen at the next DRAM clock edge.
     const std::uint64_t cycle = dram_cycle_at(at_memory, dram_ck_hz_);
     t.last_arrival_cycle = std::max(t.last_arrival_cycle, cycle);
-    DramController& controller = dram_[p.channel];
-    p.transfer = controller.open_transfer();
-    p.first = controller.enqueue(&sorted_[start], p.bursts, t.write, cycle, p.transfer);
+    if (timeline_.empty()) {
+      DramController& controller = dram_[p.channel];
+      p.transfer = controller.open_transfer();
+      p.first = controller.enqueue(bursts_of + start, p.bursts, t.write, cycle, p.transfer);
+    } else {
+      p.transfer = timeline_[p.channel].serve(bursts_of + start, p.bursts, t.write, cycle,
+                                              decidable_until());
+    }
     start += p.bursts;
   }
 }
 
 bool Memory::dram_decide(Transaction& t) {
+  if (!timeline_.empty()) return timeline_decide(t);
   const std::uint64_t until = decidable_until();
   // A burst's column command comes after its arrival: none can be decided yet.
   if (until <= t.last_arrival_cycle) return false;
@@ -173,27 +197,54 @@ bool Memory::dram_decide(Transaction& t) {
     all = all && r.done == r.bursts;
   }
   if (!all) return false;
+  complete_pieces(
+      t, [this](const Piece& p) -> const auto& { return dram_[p.channel].transfer(p.transfer); },
+      [this](const Piece& p) { dram_[p.channel].release(p.transfer); });
+  return true;
+}
+
+bool Memory::timeline_decide(Transaction& t) {
+  for (const Piece& p : t.pieces) {
+    DramTimeline& channel = timeline_[p.channel];
+    if (!channel.piece(static_cast<DramTimeline::PieceId>(p.transfer)).done) {
+      channel.settle(decidable_until());
+      if (!channel.piece(static_cast<DramTimeline::PieceId>(p.transfer)).done) return false;
+    }
+  }
+  complete_pieces(
+      t,
+      [this](const Piece& p) -> const auto& {
+        return timeline_[p.channel].piece(static_cast<DramTimeline::PieceId>(p.transfer));
+      },
+      [this](const Piece& p) {
+        timeline_[p.channel].release(static_cast<DramTimeline::PieceId>(p.transfer));
+      });
+  return true;
+}
+
+template <class Result, class Release>
+void Memory::complete_pieces(Transaction& t, const Result& result, const Release& release) {
   // The data's return may be booked at a time already past (see BookingHorizon).
   const double now = sc_core::sc_time::from_value(ctx_.booking_horizon()).to_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
+  const std::uint64_t burst_cycles = dram_burst_cycles_;
   MemoryStats& s = stats_[t.op];
   double done = t.arrival_s;
   for (const Piece& p : t.pieces) {
-    DramController& controller = dram_[p.channel];
-    const DramController::Transfer& r = controller.transfer(p.transfer);
+    const auto& r = result(p);
     const std::uint64_t first = r.first_done, last = r.last_done;
     s.row_hits += r.hits;
     s.row_misses += r.misses;
     s.row_conflicts += r.conflicts;
     s.activates += r.activates;
     s.burst_bytes += std::uint64_t{r.bursts} * address_map_.burst_bytes();
-    controller.release(p.transfer);
+    release(p);
     const std::uint32_t there = noc_.memory_node(p.channel);
     const double tail = double(last) / dram_ck_hz_;
     if (t.write) {
       done = std::max(done, tail);
     } else {
-      const double head = double(first - controller.channel().timing().BURST) / dram_ck_hz_;
+      const double head = double(first - burst_cycles) / dram_ck_hz_;
       done = std::max(done, noc_.transfer(there, here, p.bytes, head, tail, now));
     }
     s.noc_byte_hops += p.bytes * noc_.hops(here, there);
@@ -201,12 +252,12 @@ bool Memory::dram_decide(Transaction& t) {
   t.done_s = done;
   t.decided = true;
   finish(t);
-  return true;
 }
 
 void Memory::end_run(const sc_core::sc_time& end) {
   const std::uint64_t cycle = dram_cycle_at(end.to_seconds(), dram_ck_hz_);
   for (DramController& controller : dram_) controller.end_run(cycle);
+  for (DramTimeline& channel : timeline_) channel.end_run(cycle);
 }
 
 void Memory::finish(Transaction& t) {
@@ -229,6 +280,7 @@ DeferredMemoryIf::Ticket Memory::post(bool write, std::uint64_t addr, std::uint8
   Transaction& t = transactions_[ticket];
   t.write = write;
   t.decided = false;
+  t.horizon_open = false;
   t.op = op;
   t.core = core;
   t.arrival = at.value();
@@ -255,9 +307,14 @@ DeferredMemoryIf::Ticket Memory::post(bool write, std::uint64_t addr, std::uint8
       t.decided = true;
       break;
     case MemoryModel::kHbm:
-      // Open until completed: its data may be booked through ports at its time after that.
-      if (ctx_.horizon) ctx_.horizon->open(at.value());
       dram_post(t, addr, bytes);
+      // The timeline engine decides most pieces at once.
+      if (!timeline_.empty()) timeline_decide(t);
+      // Open until completed: its data may be booked through ports at its time after that.
+      if (!t.decided && ctx_.horizon) {
+        ctx_.horizon->open(at.value());
+        t.horizon_open = true;
+      }
       break;
   }
   if (t.decided) finish(t);
@@ -276,6 +333,11 @@ sc_core::sc_time Memory::complete(Ticket ticket) {
     const std::uint64_t until = decidable_until();
     std::uint64_t cycle = t.last_arrival_cycle;
     for (const Piece& p : t.pieces) {
+      if (!timeline_.empty()) {
+        cycle = std::max(
+            cycle, timeline_[p.channel].not_before(static_cast<DramTimeline::PieceId>(p.transfer)));
+        continue;
+      }
       DramController& controller = dram_[p.channel];
       controller.advance(until);  // so not_before() sees the present state
       for (std::uint32_t b = 0; b < p.bursts; ++b)
@@ -288,8 +350,7 @@ sc_core::sc_time Memory::complete(Ticket ticket) {
     sc_core::wait(wake > now ? wake - now : ctx_.core_period);
   }
   const double done_s = transactions_[ticket].done_s;
-  if (ctx_.spec.memory.model == MemoryModel::kHbm && ctx_.horizon)
-    ctx_.horizon->close(transactions_[ticket].arrival);
+  if (transactions_[ticket].horizon_open) ctx_.horizon->close(transactions_[ticket].arrival);
   free_tickets_.push_back(ticket);
   return sc_core::sc_time(done_s, sc_core::SC_SEC);
 }

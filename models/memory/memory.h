@@ -16,6 +16,7 @@
 #include "models/common/stats.h"
 #include "models/hbm/address_map.h"
 #include "models/hbm/dram_controller.h"
+#include "models/hbm/dram_timeline.h"
 #include "models/memory/memory_timing.h"
 #include "models/noc/noc_timing.h"
 
@@ -105,8 +106,11 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   const PerOpStats<MemoryStats>& stats() const { return stats_; }
   const SimpleMemoryTiming& timing() const { return timing_; }
   BackingStore& store() { return store_; }
-  // memory.model hbm: one controller per pseudo-channel (empty otherwise).
-  const std::vector<DramController>& controllers() const { return dram_; }
+  // memory.model hbm: the pseudo-channels' statistics (none otherwise).
+  std::size_t dram_channels() const { return dram_.size() + timeline_.size(); }
+  DramControllerStats dram_stats(std::size_t channel) const {
+    return timeline_.empty() ? dram_[channel].stats() : timeline_[channel].stats();
+  }
   const NocTiming& noc() const { return noc_; }
 
  private:
@@ -121,6 +125,7 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   struct Transaction {
     bool write = false;
     bool decided = false;
+    bool horizon_open = false;
     std::uint32_t op = 0, core = 0;
     double arrival_s = 0, done_s = 0;
     std::uint64_t arrival = 0;             // arrival_s in SystemC time units (BookingHorizon)
@@ -139,6 +144,10 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   // Advances the controllers of `t` to the present; true once every burst is done, and then
   // the data's trip back over the interconnect and the statistics are settled.
   bool dram_decide(Transaction& t);
+  bool timeline_decide(Transaction& t);
+  // Books each piece's data back over the interconnect and settles the statistics.
+  template <class Result, class Release>
+  void complete_pieces(Transaction& t, const Result& result, const Release& release);
   // The DRAM cycle from which requests may still arrive: commands before it are decidable.
   std::uint64_t decidable_until() const;
   void finish(Transaction& t);
@@ -147,9 +156,11 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   SimpleMemoryTiming timing_;
   AddressMap address_map_;
   AddressMap::Shifts shifts_;
-  std::vector<DramController> dram_;
+  std::vector<DramController> dram_;    // controller.engine command
+  std::vector<DramTimeline> timeline_;  // controller.engine timeline
   NocTiming noc_;
   double dram_ck_hz_;
+  std::uint64_t dram_burst_cycles_;
   std::vector<Transaction> transactions_;  // by ticket
   std::vector<Ticket> free_tickets_;
   // dram_post scratch: the piece of each channel the transaction touched; its bursts, mapped.

@@ -27,6 +27,8 @@ const Choices<DramScheduler> kSchedulers = {{"frfcfs", DramScheduler::kFrFcfs},
                                             {"fcfs", DramScheduler::kFcfs}};
 const Choices<PagePolicy> kPagePolicies = {{"open", PagePolicy::kOpen},
                                            {"close", PagePolicy::kClose}};
+const Choices<DramEngine> kDramEngines = {{"command", DramEngine::kCommand},
+                                          {"timeline", DramEngine::kTimeline}};
 const Choices<NocTopology> kTopologies = {{"crossbar", NocTopology::kCrossbar},
                                           {"mesh", NocTopology::kMesh}};
 const Choices<ActivationHome> kActivationHomes = {{"hbm", ActivationHome::kHbm},
@@ -216,6 +218,12 @@ DramSpec read_dram(ConfigReader r) {
     s.queue_depth = count_in(*c, "queue_depth", s.queue_depth, 1, 4096);
     s.scheduler = c->opt_choice("scheduler", s.scheduler, kSchedulers);
     s.page_policy = c->opt_choice("page_policy", s.page_policy, kPagePolicies);
+    s.engine = c->opt_choice("engine", s.engine, kDramEngines);
+    c->require(s.engine == DramEngine::kCommand ||
+                   (s.scheduler == DramScheduler::kFrFcfs && s.page_policy == PagePolicy::kOpen),
+               "engine",
+               "the timeline engine models FR-FCFS with an open page only; scheduler fcfs and "
+               "page_policy close need engine: command");
     c->finish();
   }
   s.address_mapping = r.opt<std::string>("address_mapping", s.address_mapping);

@@ -484,6 +484,15 @@ TEST_CASE("chip config: memory-system keys bind, and bad values are named with t
   CHECK(c.spec.memory.hbm.scheduler == DramScheduler::kFcfs);
   CHECK(c.spec.noc.topology == NocTopology::kMesh);
   CHECK(c.spec.noc.mesh_columns == 3);
+  CHECK(c.spec.memory.hbm.engine == DramEngine::kCommand);
+  CHECK(load_chip_config(path, {"memory.hbm.controller.engine=timeline"}).spec.memory.hbm.engine ==
+        DramEngine::kTimeline);
+  CHECK_THAT(error_of([&] {
+               load_chip_config(path, {"memory.hbm.controller.engine=timeline",
+                                       "memory.hbm.controller.scheduler=fcfs"});
+             }),
+             Catch::Contains("memory.hbm.controller.engine: the timeline engine models FR-FCFS "
+                             "with an open page only"));
   const Edited topology("cores: 2", "cores: 2\nnoc: {topology: torus}");
   CHECK(topology.error() == topology.at("torus") +
                                 ": noc.topology: expected one of crossbar, mesh, got \"torus\"");

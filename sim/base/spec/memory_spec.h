@@ -16,6 +16,9 @@ enum class MemoryModel : std::uint8_t { kSimple, kHbm, kIdeal };
 
 enum class DramScheduler : std::uint8_t { kFrFcfs, kFcfs };
 enum class PagePolicy : std::uint8_t { kOpen, kClose };
+// How the controller is simulated: every command by FR-FCFS over the queue (`command`), or one
+// decision per transaction's bursts in a channel on bank and bus timelines (`timeline`).
+enum class DramEngine : std::uint8_t { kCommand, kTimeline };
 
 // Every timing in DRAM clock cycles (tCK) once resolved; the config may write ns.
 struct DramTiming {
@@ -43,6 +46,7 @@ struct DramSpec {
   std::uint32_t queue_depth = 32;   // requests per channel controller
   DramScheduler scheduler = DramScheduler::kFrFcfs;
   PagePolicy page_policy = PagePolicy::kOpen;
+  DramEngine engine = DramEngine::kCommand;
   std::string address_mapping = "ro-ba-bg-ch-co";  // most to least significant field
   // The channel digit plus the base-channels digits of every field above it, modulo the
   // channels: a power-of-two stride then spreads over the channels instead of returning to the

@@ -1,0 +1,249 @@
+#include "models/hbm/dram_timeline.h"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+
+namespace tpusim::models {
+
+namespace {
+constexpr std::uint64_t kNever = ~std::uint64_t{0};
+}
+
+DramTimeline::DramTimeline(const DramSpec& spec)
+    : t_(resolve_timing(spec)),
+      banks_per_group_(spec.banks_per_group),
+      act_slot_(static_cast<std::uint32_t>(std::max(t_.RRD_S, (t_.FAW + 3) / 4))),
+      banks_(std::size_t{spec.bank_groups} * spec.banks_per_group),
+      waiting_(banks_.size()),
+      burst_bytes_(spec.burst_bytes().value()) {}
+
+DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32_t n, bool write,
+                                          std::uint64_t arrival, std::uint64_t now) {
+  PieceId id;
+  if (free_.empty()) {
+    id = static_cast<PieceId>(pieces_.size());
+    pieces_.emplace_back();
+  } else {
+    id = free_.back();
+    free_.pop_back();
+    pieces_[id] = Piece{};
+  }
+  pieces_[id].bursts = n;
+  if (!waiting_banks_.empty() && now > next_settle_) settle(now);
+  bus_.forget_before(std::min(now, next_settle_));
+  acts_.forget_before(std::min(now, next_settle_));
+
+  // A piece waits when one of its banks has another row open (FR-FCFS serves that row's hits
+  // first) or already has pieces waiting for a row change (they go first).
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t b = bank_index(bursts[i]);
+    const Bank& bank = banks_[b];
+    const bool open = row_open(bank, bursts[i].row, arrival);
+    if (waiting_[b].empty()) {
+      if (open || bank.open_row == kClosed || epoch(arrival) > bank.opened_epoch) continue;
+    } else if (open && arrival <= first_switch(b)) {
+      continue;  // a hit that holds the waiting row change back
+    }
+    Waiting w = take_spare();
+    w.id = id;
+    w.row = bursts[i].row;
+    w.write = write;
+    w.arrival = arrival;
+    w.bursts.assign(bursts, bursts + n);
+    if (waiting_[b].empty()) waiting_banks_.push_back(b);
+    waiting_[b].push_back(std::move(w));
+    pieces_[id].waits_on = b;
+    next_settle_ = std::min(next_settle_, std::max(arrival, bank.next_pre));
+    return id;
+  }
+  place(id, bursts, n, write, arrival, 0);
+  return id;
+}
+
+DramTimeline::Waiting DramTimeline::take_spare() {
+  if (spare_.empty()) return Waiting{};
+  Waiting w = std::move(spare_.back());
+  spare_.pop_back();
+  return w;
+}
+
+std::uint64_t DramTimeline::first_switch(std::uint32_t b) const {
+  for (const Waiting& w : waiting_[b])
+    if (!row_open(banks_[b], w.row, w.arrival)) return std::max(w.arrival, banks_[b].next_pre);
+  return kNever;
+}
+
+void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n, bool write,
+                         std::uint64_t arrival, std::uint64_t switch_at) {
+  Piece& p = pieces_[id];
+  const std::uint64_t at = std::max(arrival, switch_at);
+  reserve_refreshes(std::max(at, tail_end_) + t_.REFI);
+  std::uint64_t column_ready = arrival;
+  std::uint64_t groups_seen = 0;
+  bool group_repeats = false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const DramAddress& a = bursts[i];
+    Bank& bank = banks_[bank_index(a)];
+    const std::uint64_t group_bit = std::uint64_t{1} << (a.bank_group & 63);
+    group_repeats = group_repeats || (groups_seen & group_bit);
+    groups_seen |= group_bit;
+    if (row_open(bank, a.row, at)) {
+      ++p.hits;
+    } else {
+      std::uint64_t act_floor = std::max(at, bank.next_act);
+      const bool conflict = bank.open_row != kClosed && epoch(at) <= bank.opened_epoch;
+      if (conflict) {
+        const std::uint64_t pre = std::max(at, bank.next_pre);
+        act_floor = std::max(act_floor, pre + t_.RP);
+        ++p.conflicts;
+        ++stats_.precharges;
+      } else {
+        ++p.misses;
+      }
+      const std::uint64_t act = acts_.reserve(act_floor, act_slot_);
+      bank.open_row = a.row;
+      bank.opened_epoch = epoch(act);
+      bank.next_col = act + t_.RCD;
+      bank.next_act = act + t_.RC;
+      bank.next_pre = act + t_.RAS;
+      ++p.activates;
+    }
+    column_ready = std::max(column_ready, bank.next_col);
+  }
+  // The bursts go back to back, tCCD_S apart, and tCCD_L apart within one bank group.
+  std::uint32_t most_in_group = 1;
+  if (group_repeats) {
+    std::array<std::uint32_t, 64> per_group{};
+    for (std::uint32_t i = 0; i < n; ++i)
+      most_in_group = std::max(most_in_group, ++per_group[bursts[i].bank_group & 63]);
+  }
+  const std::uint64_t spacing = std::max(t_.BURST, t_.CCD_S);
+  const std::uint64_t length =
+      std::max((n - 1) * spacing, (most_in_group - 1) * t_.CCD_L) + t_.BURST;
+  const std::uint64_t latency = write ? t_.WL : t_.CL;
+  std::uint64_t earliest = column_ready + latency;
+  if (write != tail_write_ && bus_.fit(earliest, length) >= tail_end_) {
+    // Appended after data of the other direction: the turnaround.
+    earliest = std::max(earliest,
+                        write ? tail_command_ + t_.RTW + latency : tail_end_ + t_.WTR_S + latency);
+  }
+  const std::uint64_t start = bus_.reserve(earliest, length);
+  const std::uint64_t end = start + length;
+  if (end >= tail_end_) {
+    tail_end_ = end;
+    tail_write_ = write;
+    tail_command_ = end - t_.BURST - latency;
+  }
+  const std::uint64_t last_command = end - t_.BURST - latency;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Bank& bank = banks_[bank_index(bursts[i])];
+    bank.next_pre = std::max(bank.next_pre, write ? end + t_.WR : last_command + t_.RTP);
+  }
+  p.first_done = start + t_.BURST;
+  p.last_done = end;
+  p.done = true;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint64_t done = std::min(start + i * spacing + t_.BURST, end);
+    const std::uint64_t wait = done - arrival;
+    if (wait < kShortLatency)
+      ++short_latency_[wait];
+    else
+      stats_.latency.add(wait);
+    stats_.latency_cycles += wait;
+  }
+  (write ? stats_.writes : stats_.reads) += n;
+  stats_.row_hits += p.hits;
+  stats_.row_misses += p.misses;
+  stats_.row_conflicts += p.conflicts;
+  stats_.activates += p.activates;
+  stats_.data_bus_cycles += std::uint64_t{n} * t_.BURST;
+  stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
+}
+
+void DramTimeline::reserve_refreshes(std::uint64_t cycle) {
+  while ((refreshes_reserved_ + 1) * t_.REFI <= cycle) {
+    const std::uint64_t due = ++refreshes_reserved_ * t_.REFI;
+    // Precharge-all, then the refresh; no column or activate in between.
+    const std::uint64_t start = bus_.reserve(due, t_.RP + t_.RFC);
+    acts_.reserve(start, t_.RP + t_.RFC);
+  }
+}
+
+void DramTimeline::settle(std::uint64_t now) {
+  next_settle_ = kNever;
+  for (std::size_t i = 0; i < waiting_banks_.size();) {
+    const std::uint32_t b = waiting_banks_[i];
+    settle_bank(b, now);
+    if (waiting_[b].empty()) {
+      waiting_banks_[i] = waiting_banks_.back();
+      waiting_banks_.pop_back();
+    } else {
+      next_settle_ = std::min(next_settle_, first_switch(b));
+      ++i;
+    }
+  }
+}
+
+void DramTimeline::settle_bank(std::uint32_t b, std::uint64_t now) {
+  std::vector<Waiting>& queue = waiting_[b];
+  for (;;) {
+    // The oldest piece needing the row changed: the precharge for it issues once no hit that
+    // arrived by then is left.
+    std::size_t changer = queue.size();
+    for (std::size_t i = 0; i < queue.size(); ++i)
+      if (!row_open(banks_[b], queue[i].row, queue[i].arrival)) {
+        changer = i;
+        break;
+      }
+    const std::uint64_t switch_at =
+        changer < queue.size() ? std::max(queue[changer].arrival, banks_[b].next_pre) : kNever;
+    bool placed = false;
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      const Waiting& w = queue[i];
+      // A hit that arrived after the row change waits for its row to come back.
+      if (i == changer || !row_open(banks_[b], w.row, w.arrival) || w.arrival > switch_at) continue;
+      place(w.id, w.bursts.data(), static_cast<std::uint32_t>(w.bursts.size()), w.write, w.arrival,
+            0);
+      remove_waiting(b, i);
+      placed = true;
+      break;
+    }
+    if (placed) continue;
+    if (changer == queue.size() || switch_at >= now) return;
+    const Waiting& w = queue[changer];
+    place(w.id, w.bursts.data(), static_cast<std::uint32_t>(w.bursts.size()), w.write, w.arrival,
+          switch_at);
+    remove_waiting(b, changer);
+  }
+}
+
+void DramTimeline::remove_waiting(std::uint32_t b, std::size_t i) {
+  std::vector<Waiting>& queue = waiting_[b];
+  spare_.push_back(std::move(queue[i]));
+  queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+std::uint64_t DramTimeline::not_before(PieceId id) const {
+  if (pieces_[id].done) return 0;
+  const std::uint64_t at = first_switch(pieces_[id].waits_on);
+  return at == kNever ? 0 : at;
+}
+
+void DramTimeline::end_run(std::uint64_t cycle) {
+  settle(kNever);
+  end_cycle_ = cycle;
+}
+
+DramControllerStats DramTimeline::stats() const {
+  DramControllerStats s = stats_;
+  s.read_bytes = s.reads * burst_bytes_;
+  s.write_bytes = s.writes * burst_bytes_;
+  s.refreshes = end_cycle_ > 0 ? (end_cycle_ - 1) / t_.REFI : 0;
+  s.refresh_cycles = s.refreshes * t_.RFC;
+  for (std::uint32_t v = 0; v < kShortLatency; ++v)
+    if (short_latency_[v]) s.latency.add(v, short_latency_[v]);
+  return s;
+}
+
+}  // namespace tpusim::models

@@ -1,0 +1,112 @@
+#pragma once
+// A faster DRAM channel model (`controller.engine: timeline`): one decision per piece (the
+// bursts of one memory transaction in this channel, four under the presets' mapping), not one
+// per command. Each bank keeps its open row and the cycles from which it may take a column
+// command, an activate or a precharge; the data bus and the activates are busy timelines, so a
+// piece fills the first gap its bank allows. FR-FCFS's row-hits-first rule is kept where it
+// matters most: a piece that needs another row waits until the bank's open row has no queued hit
+// left, and that is decided only once the simulated present has passed the cycle, when every
+// hit that could hold the precharge back has arrived (models/hbm/README.md, "The timeline
+// engine"). No SystemC.
+
+#include <cstdint>
+#include <vector>
+
+#include "models/common/busy_timeline.h"
+#include "models/hbm/dram_channel.h"
+#include "models/hbm/dram_controller.h"
+
+namespace tpusim::models {
+
+class DramTimeline {
+ public:
+  using PieceId = std::uint32_t;
+  // What the memory reads once a piece is decided.
+  struct Piece {
+    std::uint64_t first_done = 0;  // cycle its first burst's data has crossed the bus
+    std::uint64_t last_done = 0;   // its last
+    std::uint32_t bursts = 0;
+    std::uint32_t hits = 0, misses = 0, conflicts = 0, activates = 0;
+    bool done = false;
+    std::uint32_t waits_on = 0;  // while not done: the bank whose row change it waits for
+  };
+
+  explicit DramTimeline(const DramSpec& spec);
+
+  // The `n` bursts of one piece (one transaction's bursts in this channel) reach the channel at
+  // `arrival`; no request will arrive before `now` (a DRAM cycle) from here on. Decided at once
+  // unless it needs its bank's row changed; then piece(id).done stays false until settle().
+  PieceId serve(const DramAddress* bursts, std::uint32_t n, bool write, std::uint64_t arrival,
+                std::uint64_t now);
+  // Decides the row changes that fall before `now` (nothing can arrive before it any more).
+  void settle(std::uint64_t now);
+  const Piece& piece(PieceId id) const { return pieces_[id]; }
+  // While piece `id` waits: settle() past this cycle may decide it.
+  std::uint64_t not_before(PieceId id) const;
+  void release(PieceId id) { free_.push_back(id); }
+  // The run is over at `cycle`: waiting pieces are decided, and refreshes counted to it.
+  void end_run(std::uint64_t cycle);
+  DramControllerStats stats() const;
+
+ private:
+  static constexpr std::int64_t kClosed = -1;
+  struct Bank {
+    std::int64_t open_row = kClosed;
+    std::uint64_t opened_epoch = 0;  // refresh interval it was opened in (refresh closes it)
+    std::uint64_t next_col = 0;      // tRCD after its ACT
+    std::uint64_t next_act = 0;      // tRC after its ACT, tRP after its PRE
+    std::uint64_t next_pre = 0;      // tRAS after ACT, tRTP after a read, tWR after write data
+  };
+  struct Waiting {
+    PieceId id;
+    std::uint32_t row;
+    bool write;
+    std::uint64_t arrival;
+    std::vector<DramAddress> bursts;
+  };
+
+  std::uint32_t bank_index(const DramAddress& a) const {
+    return a.bank_group * banks_per_group_ + a.bank;
+  }
+  std::uint64_t epoch(std::uint64_t cycle) const { return cycle / t_.REFI; }
+  bool row_open(const Bank& b, std::uint32_t row, std::uint64_t at) const {
+    return b.open_row == std::int64_t{row} && epoch(at) <= b.opened_epoch;
+  }
+  // Places the piece now: activates for closed banks, precharges first where another row is
+  // open (no sooner than `switch_at`), its data in the bus's first fitting gap.
+  void place(PieceId id, const DramAddress* bursts, std::uint32_t n, bool write,
+             std::uint64_t arrival, std::uint64_t switch_at);
+  // Settles bank `b`'s waiting pieces whose decisions fall before `now`.
+  void settle_bank(std::uint32_t b, std::uint64_t now);
+  // The cycle bank `b`'s oldest waiting piece that needs another row would precharge, were no
+  // other hit to come (kNever: none needs one).
+  std::uint64_t first_switch(std::uint32_t b) const;
+  void remove_waiting(std::uint32_t b, std::size_t i);
+  Waiting take_spare();
+  // Reserves the all-bank refresh windows up to `cycle` on the bus and activate timelines.
+  void reserve_refreshes(std::uint64_t cycle);
+
+  DramCycles t_;
+  std::uint32_t banks_per_group_;
+  std::uint32_t act_slot_;  // activate-timeline cycles per ACT: tRRD_S, or tFAW / 4 if longer
+  std::vector<Bank> banks_;
+  BusyTimeline<std::uint64_t> bus_, acts_;
+  std::uint64_t refreshes_reserved_ = 0;  // refresh windows already on the timelines
+  // The direction and last column command of the latest data on the bus (turnaround).
+  bool tail_write_ = false;
+  std::uint64_t tail_end_ = 0, tail_command_ = 0;
+  std::vector<Piece> pieces_;
+  std::vector<PieceId> free_;
+  std::vector<std::vector<Waiting>> waiting_;  // per bank, in arrival order
+  std::vector<std::uint32_t> waiting_banks_;   // banks with waiting pieces
+  std::vector<Waiting> spare_;                 // emptied entries, their vectors' storage kept
+  // No waiting piece can be decided before this cycle: settle() is skipped until then.
+  std::uint64_t next_settle_ = ~std::uint64_t{0};
+  std::uint64_t burst_bytes_;
+  static constexpr std::uint32_t kShortLatency = 1024;
+  std::vector<std::uint32_t> short_latency_ = std::vector<std::uint32_t>(kShortLatency, 0);
+  DramControllerStats stats_;
+  std::uint64_t end_cycle_ = 0;
+};
+
+}  // namespace tpusim::models

@@ -1,0 +1,195 @@
+// The timeline engine (`controller.engine: timeline`): one decision per piece on bank state and
+// bus and activate timelines. Each expected cycle is derived from the timing below and the
+// rules of models/hbm/README.md ("The timeline engine").
+
+#include <algorithm>
+#include <array>
+
+#include <catch2/catch.hpp>
+
+#include "models/hbm/dram_timeline.h"
+
+using namespace tpusim;
+using namespace tpusim::models;
+
+namespace {
+
+constexpr std::uint64_t RCD = 14, RP = 14, RAS = 34, RC = 50, CL = 14, WL = 4, CCD_S = 2, CCD_L = 4,
+                        RRD_S = 4, RRD_L = 6, FAW = 30, WR = 16, WTR_S = 6, WTR_L = 8, RTP = 5,
+                        RFC = 260, REFI = 3900, BURST = 2;
+// Activates are spaced by the longer of tRRD_S and a quarter of tFAW: ceil(30 / 4) = 8.
+constexpr std::uint64_t kActSlot = 8;
+
+DramSpec spec() {
+  DramSpec s;
+  s.stacks = 1;
+  s.channels = 1;
+  s.pseudo_channels = 1;
+  s.bank_groups = 4;
+  s.banks_per_group = 4;
+  s.rows = 1024;
+  s.columns = 32;
+  s.burst_length = 4;
+  s.bus_width_bits = 64;
+  s.transfers_per_clock = 2;
+  s.clock = Hertz(1e9);
+  const auto c = [](std::uint64_t n) { return Duration::of_cycles(n); };
+  s.timing = {c(RCD),   c(RP),  c(RAS), c(RC),    c(CL),    c(WL),  c(CCD_S), c(CCD_L), c(RRD_S),
+              c(RRD_L), c(FAW), c(WR),  c(WTR_S), c(WTR_L), c(RTP), c(RFC),   c(REFI),  c(0)};
+  s.engine = DramEngine::kTimeline;
+  return s;
+}
+
+DramAddress at(std::uint32_t group, std::uint32_t bank, std::uint32_t row,
+               std::uint32_t column = 0) {
+  DramAddress a;
+  a.bank_group = group;
+  a.bank = bank;
+  a.row = row;
+  a.column = column;
+  return a;
+}
+
+// One burst arriving at `arrival`, the present being `arrival` too.
+DramTimeline::PieceId one(DramTimeline& d, const DramAddress& a, std::uint64_t arrival,
+                          bool write = false) {
+  return d.serve(&a, 1, write, arrival, arrival);
+}
+
+}  // namespace
+
+TEST_CASE("dram timeline: a closed bank then a hit then a conflict", "[dram][timeline]") {
+  DramTimeline d(spec());
+  const auto miss = one(d, at(0, 0, 5), 0);
+  REQUIRE(d.piece(miss).done);
+  CHECK(d.piece(miss).last_done == RCD + CL + BURST);  // ACT at 0
+  CHECK(d.piece(miss).first_done == RCD + CL + BURST);
+  CHECK(d.piece(miss).misses == 1);
+  CHECK(d.piece(miss).activates == 1);
+
+  const auto hit = one(d, at(0, 0, 5, 1), 100);
+  REQUIRE(d.piece(hit).done);
+  CHECK(d.piece(hit).last_done == 100 + CL + BURST);
+  CHECK(d.piece(hit).hits == 1);
+  CHECK(d.piece(hit).activates == 0);
+
+  // Another row: the precharge waits until no hit can still arrive before it, so the piece is
+  // decided only once the present has passed its cycle (200: tRAS and tRTP long over).
+  const auto conflict = one(d, at(0, 0, 6), 200);
+  CHECK_FALSE(d.piece(conflict).done);
+  CHECK(d.not_before(conflict) == 200);
+  d.settle(200);
+  CHECK_FALSE(d.piece(conflict).done);
+  d.settle(201);
+  REQUIRE(d.piece(conflict).done);
+  CHECK(d.piece(conflict).last_done == 200 + RP + RCD + CL + BURST);
+  CHECK(d.piece(conflict).conflicts == 1);
+
+  d.end_run(1000);
+  const DramControllerStats s = d.stats();
+  CHECK(s.reads == 3);
+  CHECK(s.read_bytes == 3 * 32);
+  CHECK(s.row_hits == 1);
+  CHECK(s.row_misses == 1);
+  CHECK(s.row_conflicts == 1);
+  CHECK(s.activates == 2);
+  CHECK(s.precharges == 1);
+  CHECK(s.data_bus_cycles == 3 * BURST);
+  CHECK(s.last_done_cycle == 200 + RP + RCD + CL + BURST);
+  CHECK(s.latency_cycles == (RCD + CL + BURST) + (CL + BURST) + (RP + RCD + CL + BURST));
+}
+
+TEST_CASE("dram timeline: a row change waits for the hits that arrive before it",
+          "[dram][timeline][frfcfs]") {
+  DramTimeline d(spec());
+  one(d, at(0, 0, 5), 0);  // row 5 open, its ACT at 0, read at RCD
+  // Another row at 40: its precharge could go at max(40, tRAS = 34, tRCD + tRTP = 19) = 40.
+  const auto change = one(d, at(0, 0, 6), 40);
+  CHECK_FALSE(d.piece(change).done);
+  // A hit arriving by then goes first and moves the precharge to its read + tRTP = 45.
+  const auto hit = one(d, at(0, 0, 5, 1), 40);
+  REQUIRE(d.piece(hit).done);
+  CHECK(d.piece(hit).last_done == 40 + CL + BURST);
+  CHECK(d.not_before(change) == 40 + RTP);
+  // A hit arriving after that cycle finds the row changing: it waits for row 5 to come back.
+  const auto late = d.serve(std::array<DramAddress, 1>{at(0, 0, 5, 2)}.data(), 1, false, 50, 40);
+  CHECK_FALSE(d.piece(late).done);
+  d.settle(46);
+  REQUIRE(d.piece(change).done);
+  const std::uint64_t pre = 40 + RTP, act = pre + RP;
+  CHECK(d.piece(change).last_done == act + RCD + CL + BURST);
+  CHECK_FALSE(d.piece(late).done);
+  // Row 5 again once row 6 may close: tRAS after its ACT (the read's tRTP is earlier); the
+  // activate also waits tRC after row 6's.
+  const std::uint64_t back = act + RAS;
+  CHECK(d.not_before(late) == back);
+  d.settle(back + 1);
+  REQUIRE(d.piece(late).done);
+  const std::uint64_t act_back = std::max(back + RP, act + RC);
+  CHECK(d.piece(late).last_done == act_back + RCD + CL + BURST);
+  CHECK(d.piece(late).conflicts == 1);
+}
+
+TEST_CASE("dram timeline: pieces share the data bus and space their bursts by bank group",
+          "[dram][timeline]") {
+  DramTimeline d(spec());
+  // Four bursts, one per bank group, bank 0 row 3: four ACTs one slot apart, the bursts back to
+  // back from the last ACT's tRCD.
+  const std::array<DramAddress, 4> spread{at(0, 0, 3), at(1, 0, 3), at(2, 0, 3), at(3, 0, 3)};
+  const auto a = d.serve(spread.data(), 4, false, 0, 0);
+  REQUIRE(d.piece(a).done);
+  const std::uint64_t a_start = 3 * kActSlot + RCD + CL;
+  CHECK(d.piece(a).first_done == a_start + BURST);
+  CHECK(d.piece(a).last_done == a_start + 3 * CCD_S + BURST);
+  CHECK(d.piece(a).activates == 4);
+  // Four bursts in one bank group (bank 1 there, row 3): tCCD_L apart.
+  const std::array<DramAddress, 4> packed{at(0, 1, 3, 0), at(0, 1, 3, 1), at(0, 1, 3, 2),
+                                          at(0, 1, 3, 3)};
+  const auto b = d.serve(packed.data(), 4, false, 0, 0);
+  REQUIRE(d.piece(b).done);
+  // The first finds the bank closed; its activate opens the row the other three hit.
+  CHECK(d.piece(b).misses == 1);
+  CHECK(d.piece(b).hits == 3);
+  CHECK(d.piece(b).activates == 1);
+  // Its ACT takes the fifth slot; its data follows a's on the bus.
+  const std::uint64_t b_ready = 4 * kActSlot + RCD + CL;
+  const std::uint64_t b_start = std::max(b_ready, a_start + 3 * CCD_S + BURST);
+  CHECK(d.piece(b).last_done == b_start + 3 * CCD_L + BURST);
+  // A hit arriving while b's data is on the bus waits for the bus, not for its bank.
+  const auto c = d.serve(std::array<DramAddress, 1>{at(1, 0, 3, 5)}.data(), 1, false, a_start, 0);
+  REQUIRE(d.piece(c).done);
+  CHECK(d.piece(c).hits == 1);
+  CHECK(d.piece(c).last_done == b_start + 3 * CCD_L + BURST + BURST);
+}
+
+TEST_CASE("dram timeline: refresh holds the bus and closes every row", "[dram][timeline]") {
+  DramTimeline d(spec());
+  one(d, at(0, 0, 5), 0);
+  // Same row, but inside the first refresh window [tREFI, tREFI + tRP + tRFC): the refresh
+  // closed it, so the read activates again after the window.
+  const auto after = one(d, at(0, 0, 5, 1), REFI + 10);
+  REQUIRE(d.piece(after).done);
+  CHECK(d.piece(after).misses == 1);
+  CHECK(d.piece(after).hits == 0);
+  CHECK(d.piece(after).last_done == REFI + RP + RFC + RCD + CL + BURST);
+  d.end_run(2 * REFI + 1);
+  CHECK(d.stats().refreshes == 2);
+  CHECK(d.stats().refresh_cycles == 2 * RFC);
+}
+
+TEST_CASE("dram timeline: a read after a write waits tWTR after the write's data",
+          "[dram][timeline]") {
+  DramTimeline d(spec());
+  one(d, at(0, 0, 5), 0);  // opens row 5
+  const std::uint64_t t = 200;
+  const auto w = one(d, at(1, 0, 5), t, true);  // bank group 1 is closed: ACT at t
+  REQUIRE(d.piece(w).done);
+  const std::uint64_t write_end = t + RCD + WL + BURST;
+  CHECK(d.piece(w).last_done == write_end);
+  const auto r = one(d, at(0, 0, 5, 1), t + RCD);  // a hit, ready at once
+  REQUIRE(d.piece(r).done);
+  CHECK(d.piece(r).last_done == write_end + WTR_S + CL + BURST);
+  d.end_run(1000);
+  CHECK(d.stats().writes == 1);
+  CHECK(d.stats().write_bytes == 32);
+}
