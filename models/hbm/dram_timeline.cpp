@@ -2,13 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 
 namespace tpusim::models {
-
-namespace {
-constexpr std::uint64_t kNever = ~std::uint64_t{0};
-}
 
 DramTimeline::DramTimeline(const DramSpec& spec)
     : t_(resolve_timing(spec)),
@@ -130,12 +125,12 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n,
   }
   const std::uint64_t start = bus_.reserve(earliest, length);
   const std::uint64_t end = start + length;
+  const std::uint64_t last_command = end - t_.BURST - latency;
   if (end >= tail_end_) {
     tail_end_ = end;
     tail_write_ = write;
-    tail_command_ = end - t_.BURST - latency;
+    tail_command_ = last_command;
   }
-  const std::uint64_t last_command = end - t_.BURST - latency;
   for (std::uint32_t i = 0; i < n; ++i) {
     Bank& bank = banks_[bank_index(bursts[i])];
     bank.next_pre = std::max(bank.next_pre, write ? end + t_.WR : last_command + t_.RTP);

@@ -50,6 +50,7 @@ class DramTimeline {
 
  private:
   static constexpr std::int64_t kClosed = -1;
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
   struct Bank {
     std::int64_t open_row = kClosed;
     std::uint64_t opened_epoch = 0;  // refresh interval it was opened in (refresh closes it)
@@ -101,7 +102,7 @@ class DramTimeline {
   std::vector<std::uint32_t> waiting_banks_;   // banks with waiting pieces
   std::vector<Waiting> spare_;                 // emptied entries, their vectors' storage kept
   // No waiting piece can be decided before this cycle: settle() is skipped until then.
-  std::uint64_t next_settle_ = ~std::uint64_t{0};
+  std::uint64_t next_settle_ = kNever;
   std::uint64_t burst_bytes_;
   static constexpr std::uint32_t kShortLatency = 1024;
   std::vector<std::uint32_t> short_latency_ = std::vector<std::uint32_t>(kShortLatency, 0);

@@ -227,7 +227,6 @@ void Memory::complete_pieces(Transaction& t, const Result& result, const Release
   // The data's return may be booked at a time already past (see BookingHorizon).
   const double now = sc_core::sc_time::from_value(ctx_.booking_horizon()).to_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
-  const std::uint64_t burst_cycles = dram_burst_cycles_;
   MemoryStats& s = stats_[t.op];
   double done = t.arrival_s;
   for (const Piece& p : t.pieces) {
@@ -244,7 +243,7 @@ void Memory::complete_pieces(Transaction& t, const Result& result, const Release
     if (t.write) {
       done = std::max(done, tail);
     } else {
-      const double head = double(first - burst_cycles) / dram_ck_hz_;
+      const double head = double(first - dram_burst_cycles_) / dram_ck_hz_;
       done = std::max(done, noc_.transfer(there, here, p.bytes, head, tail, now));
     }
     s.noc_byte_hops += p.bytes * noc_.hops(here, there);
