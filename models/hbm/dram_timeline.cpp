@@ -36,7 +36,7 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
     const Bank& bank = banks_[b];
     const bool open = row_open(bank, bursts[i].row, arrival);
     if (waiting_[b].empty()) {
-      if (open || bank.open_row == kClosed || epoch(arrival) > bank.opened_epoch) continue;
+      if (open || bank.open_row == kClosed || arrival >= bank.refresh_closes) continue;
     } else if (open && arrival <= first_switch(b)) {
       continue;  // a hit that holds the waiting row change back
     }
@@ -87,7 +87,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n,
       ++p.hits;
     } else {
       std::uint64_t act_floor = std::max(at, bank.next_act);
-      const bool conflict = bank.open_row != kClosed && epoch(at) <= bank.opened_epoch;
+      const bool conflict = bank.open_row != kClosed && at < bank.refresh_closes;
       if (conflict) {
         const std::uint64_t pre = std::max(at, bank.next_pre);
         act_floor = std::max(act_floor, pre + t_.RP);
@@ -98,7 +98,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n,
       }
       const std::uint64_t act = acts_.reserve(act_floor, act_slot_);
       bank.open_row = a.row;
-      bank.opened_epoch = epoch(act);
+      bank.refresh_closes = (act / t_.REFI + 1) * t_.REFI;
       bank.next_col = act + t_.RCD;
       bank.next_act = act + t_.RC;
       bank.next_pre = act + t_.RAS;

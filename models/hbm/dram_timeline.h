@@ -53,7 +53,7 @@ class DramTimeline {
   static constexpr std::uint64_t kNever = ~std::uint64_t{0};
   struct Bank {
     std::int64_t open_row = kClosed;
-    std::uint64_t opened_epoch = 0;  // refresh interval it was opened in (refresh closes it)
+    std::uint64_t refresh_closes = 0;  // the refresh after its ACT, which closes the row
     std::uint64_t next_col = 0;      // tRCD after its ACT
     std::uint64_t next_act = 0;      // tRC after its ACT, tRP after its PRE
     std::uint64_t next_pre = 0;      // tRAS after ACT, tRTP after a read, tWR after write data
@@ -69,9 +69,8 @@ class DramTimeline {
   std::uint32_t bank_index(const DramAddress& a) const {
     return a.bank_group * banks_per_group_ + a.bank;
   }
-  std::uint64_t epoch(std::uint64_t cycle) const { return cycle / t_.REFI; }
   bool row_open(const Bank& b, std::uint32_t row, std::uint64_t at) const {
-    return b.open_row == std::int64_t{row} && epoch(at) <= b.opened_epoch;
+    return b.open_row == std::int64_t{row} && at < b.refresh_closes;
   }
   // Places the piece now: activates for closed banks, precharges first where another row is
   // open (no sooner than `switch_at`), its data in the bus's first fitting gap.

@@ -71,6 +71,8 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
     if (ctx.spec.memory.hbm.engine == DramEngine::kTimeline) {
       timeline_.reserve(channels);
       for (std::uint32_t c = 0; c < channels; ++c) timeline_.emplace_back(ctx.spec.memory.hbm);
+      reads_paced_ =
+          noc_.link_seconds(address_map_.burst_bytes()) <= double(dram_burst_cycles_) / dram_ck_hz_;
     } else {
       dram_.reserve(channels);
       for (std::uint32_t c = 0; c < channels; ++c) dram_.emplace_back(ctx.spec.memory.hbm);
@@ -137,7 +139,10 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
     while (j < n && mapped_[j].channel == channel) ++j;
     if (piece_of_channel_[channel] == kNoPiece) {
       piece_of_channel_[channel] = static_cast<std::uint32_t>(t.pieces.size());
-      t.pieces.push_back(Piece{channel, 0, 0, j - i, 0});
+      // Built in place: copying in a temporary Piece stalled on store-to-load forwarding.
+      Piece& piece = t.pieces.emplace_back();
+      piece.channel = channel;
+      piece.bursts = j - i;
     } else {
       grouped = false;
       t.pieces[piece_of_channel_[channel]].bursts += j - i;
@@ -162,6 +167,7 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
     for (const DramAddress& a : mapped_) sorted_[piece_fill_[piece_of_channel_[a.channel]]++] = a;
     bursts_of = sorted_.data();
   }
+  const std::uint64_t until = timeline_.empty() ? 0 : decidable_until();
   std::uint32_t start = 0;
   for (Piece& p : t.pieces) {
     piece_of_channel_[p.channel] = kNoPiece;
@@ -177,8 +183,7 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
       p.transfer = controller.open_transfer();
       p.first = controller.enqueue(bursts_of + start, p.bursts, t.write, cycle, p.transfer);
     } else {
-      p.transfer = timeline_[p.channel].serve(bursts_of + start, p.bursts, t.write, cycle,
-                                              decidable_until());
+      p.transfer = timeline_[p.channel].serve(bursts_of + start, p.bursts, t.write, cycle, until);
     }
     start += p.bursts;
   }
@@ -244,7 +249,7 @@ void Memory::complete_pieces(Transaction& t, const Result& result, const Release
       done = std::max(done, tail);
     } else {
       const double head = double(first - dram_burst_cycles_) / dram_ck_hz_;
-      done = std::max(done, noc_.transfer(there, here, p.bytes, head, tail, now));
+      done = std::max(done, noc_.transfer(there, here, p.bytes, head, tail, now, reads_paced_));
     }
     s.noc_byte_hops += p.bytes * noc_.hops(here, there);
   }

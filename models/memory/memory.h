@@ -161,6 +161,9 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   NocTiming noc_;
   double dram_ck_hz_;
   std::uint64_t dram_burst_cycles_;
+  // The timeline engine gives each piece its own stretch of the channel's bus: when a link is no
+  // slower than a channel, a channel's read data never queues on its own link (NocTiming).
+  bool reads_paced_ = false;
   std::vector<Transaction> transactions_;  // by ticket
   std::vector<Ticket> free_tickets_;
   // dram_post scratch: the piece of each channel the transaction touched; its bursts, mapped.

@@ -45,8 +45,8 @@ std::uint32_t NocTiming::hops(std::uint32_t src, std::uint32_t dst) const {
 }
 
 double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes, double head_s,
-                           double tail_s, double now_s) {
-  const double duration = double(bytes) * seconds_per_byte_;
+                           double tail_s, double now_s, bool paced_source) {
+  const double duration = link_seconds(bytes);
   // A crossbar's two links are the two sides of one switch traversal: one hop of latency.
   const double per_link_hop = mesh_ ? hop_s_ : 0;
   // The route is walked, not tabled: a table of every pair's route grows as nodes^2 x hops. On a
@@ -76,10 +76,14 @@ double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t b
       link = mesh_link(position, y_dir);
       position += y_step;
     }
-    LinkTimeline& timeline = timelines_[link];
-    timeline.forget_before(now_s);
     // The link may carry the data while it still arrives, but cannot finish before its tail.
-    const double start = timeline.reserve(std::max(head, tail - duration), duration);
+    const double earliest = std::max(head, tail - duration);
+    double start = earliest;
+    if (!(paced_source && !mesh_ && k == 0)) {
+      LinkTimeline& timeline = timelines_[link];
+      timeline.forget_before(now_s);
+      start = timeline.reserve(earliest, duration);
+    }
     NocLinkStats& s = stats_[link];
     s.bytes += bytes;
     ++s.transfers;

@@ -46,8 +46,14 @@ class NocTiming {
   // Moves `bytes` from node `src` to node `dst`. Its data becomes available at the source from
   // `head_s` (first byte) to `tail_s` (last byte); returns when the last byte reaches `dst`.
   // `now_s` is the present: no later transfer starts before it, so older intervals are dropped.
+  // `paced_source`: the caller guarantees that the source's transfers occupy disjoint windows
+  // [head, tail], each at most one link's rate (one DRAM channel's reads, each piece in its own
+  // stretch of the channel's bus). On a crossbar the source's own link then never queues: it is
+  // counted but not booked. A mesh's first link also carries traffic passing through.
   double transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes, double head_s,
-                  double tail_s, double now_s);
+                  double tail_s, double now_s, bool paced_source = false);
+  // Seconds one link takes to carry `bytes`.
+  double link_seconds(std::uint64_t bytes) const { return double(bytes) * seconds_per_byte_; }
   // Latency only, for a request header that carries no payload.
   double latency(std::uint32_t src, std::uint32_t dst) const { return hops(src, dst) * hop_s_; }
   std::uint32_t hops(std::uint32_t src, std::uint32_t dst) const;

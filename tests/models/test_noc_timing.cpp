@@ -118,6 +118,31 @@ TEST_CASE("noc: a link wider than its source adds only hop latency", "[noc][timi
   CHECK(xbar.transfer(1, 0, 640, 0, 100 * kNs, 0) / kNs == Approx(100 + 1));
 }
 
+TEST_CASE("noc: a paced source's own crossbar link is counted but not booked", "[noc][timing]") {
+  // Two cores (nodes 0, 1) and one channel (node 2). The channel sends 640 B to each core, both
+  // ready over [0, 10 ns): ten link cycles each. Booked, the second waits for the first on the
+  // channel's link (done at 20 + 1 ns); a paced source promises such overlaps do not happen,
+  // so its link is not booked (done at 10 + 1 ns). Its statistics count both either way.
+  NocSpec s = mesh(1);
+  s.topology = NocTopology::kCrossbar;
+  for (const bool paced : {false, true}) {
+    NocTiming xbar(s, 2, 1, Hertz(1e9));
+    CHECK(xbar.transfer(2, 0, 640, 0, 10 * kNs, 0, paced) / kNs == Approx(10 + 1));
+    CHECK(xbar.transfer(2, 1, 640, 0, 10 * kNs, 0, paced) / kNs == Approx((paced ? 10 : 20) + 1));
+    REQUIRE(xbar.link_name(4) == "ch0.to_switch");
+    CHECK(xbar.link_stats(4).bytes == 1280);
+    CHECK(xbar.link_stats(4).busy_ps == 20000);
+  }
+  SECTION("a mesh's first link also carries traffic passing through: booked all the same") {
+    // 1 x 4: cores at x0 and x1, channels at x2 and x3. Channel 1's data for core 1 crosses
+    // x3.west over [0, 10) and x2.west over [1, 11) ns. Channel 0's data for core 0 starts on
+    // x2.west, so it waits until 11, takes 10 ns to cross and then two hops: 23 ns.
+    NocTiming line(mesh(4), 2, 2, Hertz(1e9));
+    CHECK(line.transfer(3, 1, 640, 0, 10 * kNs, 0, true) / kNs == Approx(10 + 2));
+    CHECK(line.transfer(2, 0, 640, 0, 10 * kNs, 0, true) / kNs == Approx(11 + 10 + 2));
+  }
+}
+
 TEST_CASE("noc: a reservation fills an earlier gap in a link's timeline", "[noc][timing]") {
   LinkTimeline t;
   CHECK(t.reserve(10, 5) == 10);
