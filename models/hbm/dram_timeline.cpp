@@ -10,6 +10,7 @@ DramTimeline::DramTimeline(const DramSpec& spec)
       banks_per_group_(spec.banks_per_group),
       act_slot_(static_cast<std::uint32_t>(std::max(t_.RRD_S, (t_.FAW + 3) / 4))),
       banks_(std::size_t{spec.bank_groups} * spec.banks_per_group),
+      queue_depth_(spec.queue_depth),
       waiting_(banks_.size()),
       burst_bytes_(spec.burst_bytes().value()) {}
 
@@ -28,16 +29,18 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
   if (!waiting_banks_.empty() && now > next_settle_) settle(now);
   bus_.forget_before(std::min(now, next_settle_));
   acts_.forget_before(std::min(now, next_settle_));
+  const Entry in = enter(arrival, n);
+  const std::uint64_t entry = in.at;
 
   // A piece waits when one of its banks has another row open (FR-FCFS serves that row's hits
   // first) or already has pieces waiting for a row change (they go first).
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t b = bank_index(bursts[i]);
     const Bank& bank = banks_[b];
-    const bool open = row_open(bank, bursts[i].row, arrival);
+    const bool open = row_open(bank, bursts[i].row, entry);
     if (waiting_[b].empty()) {
-      if (open || bank.open_row == kClosed || arrival >= bank.refresh_closes) continue;
-    } else if (open && arrival <= first_switch(b)) {
+      if (open || bank.open_row == kClosed || entry >= bank.refresh_closes) continue;
+    } else if (open && entry <= first_switch(b)) {
       continue;  // a hit that holds the waiting row change back
     }
     Waiting w = take_spare();
@@ -45,15 +48,54 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
     w.row = bursts[i].row;
     w.write = write;
     w.arrival = arrival;
+    w.entry = in;
     w.bursts.assign(bursts, bursts + n);
     if (waiting_[b].empty()) waiting_banks_.push_back(b);
     waiting_[b].push_back(std::move(w));
     pieces_[id].waits_on = b;
-    next_settle_ = std::min(next_settle_, std::max(arrival, bank.next_pre));
+    waiting_bursts_ += n;
+    next_settle_ = std::min(next_settle_, std::max(entry, bank.next_pre));
     return id;
   }
-  place(id, bursts, n, write, arrival, 0);
+  place(id, bursts, n, write, arrival, in, 0, false);
   return id;
+}
+
+DramTimeline::Entry DramTimeline::enter(std::uint64_t arrival, std::uint32_t n) {
+  // Burst i enters once the burst queue_depth places ahead of it has left; the piece's bursts
+  // then go back to back, so its first may issue no sooner than (entry of i) - i * spacing.
+  const std::uint64_t spacing = std::max(t_.BURST, t_.CCD_S);
+  Entry e{arrival, arrival};
+  std::uint64_t entry = arrival;
+  for (std::uint32_t i = 0; i < n; ++i, ++entered_) {
+    if (entered_ >= queue_depth_ && left_ <= entered_ - queue_depth_) {
+      if (leaves_first_ < leaves_.size()) {
+        entry = std::max(entry, leaves_[leaves_first_++]);
+        ++left_;
+      } else if (presumed_left_ < waiting_bursts_) {
+        // Only bursts still waiting for a row change are left in the queue: the earliest any
+        // of them can leave is a precharge, an activate and tRCD after the earliest change.
+        if (next_settle_ != kNever) entry = std::max(entry, next_settle_ + t_.RP + t_.RCD);
+        ++presumed_left_;
+        ++left_;
+      }
+      // else: the queue holds only this piece's earlier bursts; it is larger than the queue.
+    }
+    if (i == 0) e.at = entry;
+    e.column_floor = std::max(e.column_floor, entry > i * spacing ? entry - i * spacing : 0);
+  }
+  return e;
+}
+
+void DramTimeline::add_leave(std::uint64_t cycle) {
+  if (leaves_first_ >= 64 && leaves_first_ * 2 >= leaves_.size()) {
+    leaves_.erase(leaves_.begin(), leaves_.begin() + static_cast<std::ptrdiff_t>(leaves_first_));
+    leaves_first_ = 0;
+  }
+  std::size_t i = leaves_.size();
+  leaves_.push_back(cycle);
+  for (; i > leaves_first_ && leaves_[i - 1] > cycle; --i) leaves_[i] = leaves_[i - 1];
+  leaves_[i] = cycle;
 }
 
 DramTimeline::Waiting DramTimeline::take_spare() {
@@ -65,16 +107,16 @@ DramTimeline::Waiting DramTimeline::take_spare() {
 
 std::uint64_t DramTimeline::first_switch(std::uint32_t b) const {
   for (const Waiting& w : waiting_[b])
-    if (!row_open(banks_[b], w.row, w.arrival)) return std::max(w.arrival, banks_[b].next_pre);
+    if (!row_open(banks_[b], w.row, w.entry.at)) return std::max(w.entry.at, banks_[b].next_pre);
   return kNever;
 }
 
 void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n, bool write,
-                         std::uint64_t arrival, std::uint64_t switch_at) {
+                         std::uint64_t arrival, Entry entry, std::uint64_t switch_at, bool waited) {
   Piece& p = pieces_[id];
-  const std::uint64_t at = std::max(arrival, switch_at);
+  const std::uint64_t at = std::max(entry.at, switch_at);
   reserve_refreshes(std::max(at, tail_end_) + t_.REFI);
-  std::uint64_t column_ready = arrival;
+  order_.clear();
   std::uint64_t groups_seen = 0;
   bool group_repeats = false;
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -104,7 +146,12 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n,
       bank.next_pre = act + t_.RAS;
       ++p.activates;
     }
-    column_ready = std::max(column_ready, bank.next_col);
+    // The bursts whose banks are ready first go first: a hit need not wait behind an activate.
+    // Pieces are a few bursts, most already in order: an insertion sort, stable.
+    std::size_t k = order_.size();
+    order_.push_back({bank.next_col, i});
+    for (; k > 0 && order_[k - 1].first > bank.next_col; --k) order_[k] = order_[k - 1];
+    order_[k] = {bank.next_col, i};
   }
   // The bursts go back to back, tCCD_S apart, and tCCD_L apart within one bank group.
   std::uint32_t most_in_group = 1;
@@ -117,6 +164,11 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n,
   const std::uint64_t length =
       std::max((n - 1) * spacing, (most_in_group - 1) * t_.CCD_L) + t_.BURST;
   const std::uint64_t latency = write ? t_.WL : t_.CL;
+  std::uint64_t column_ready = entry.column_floor;
+  for (std::uint32_t j = 0; j < n; ++j) {
+    const std::uint64_t ready = order_[j].first, ahead = j * spacing;
+    column_ready = std::max(column_ready, ready > ahead ? ready - ahead : 0);
+  }
   std::uint64_t earliest = column_ready + latency;
   if (write != tail_write_ && bus_.fit(earliest, length) >= tail_end_) {
     // Appended after data of the other direction: the turnaround.
@@ -131,15 +183,20 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n,
     tail_write_ = write;
     tail_command_ = last_command;
   }
-  for (std::uint32_t i = 0; i < n; ++i) {
-    Bank& bank = banks_[bank_index(bursts[i])];
-    bank.next_pre = std::max(bank.next_pre, write ? end + t_.WR : last_command + t_.RTP);
-  }
   p.first_done = start + t_.BURST;
   p.last_done = end;
   p.done = true;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint64_t done = std::min(start + i * spacing + t_.BURST, end);
+  if (waited) waiting_bursts_ -= n;
+  for (std::uint32_t j = 0; j < n; ++j) {
+    const std::uint64_t done = std::min(start + j * spacing + t_.BURST, end);
+    const std::uint64_t command = done - t_.BURST - latency;
+    Bank& bank = banks_[bank_index(bursts[order_[j].second])];
+    bank.next_pre = std::max(bank.next_pre, write ? done + t_.WR : command + t_.RTP);
+    // It leaves the queue with its column command.
+    if (waited && presumed_left_ > 0)
+      --presumed_left_;
+    else
+      add_leave(command);
     const std::uint64_t wait = done - arrival;
     if (wait < kShortLatency)
       ++short_latency_[wait];
@@ -187,28 +244,26 @@ void DramTimeline::settle_bank(std::uint32_t b, std::uint64_t now) {
     // arrived by then is left.
     std::size_t changer = queue.size();
     for (std::size_t i = 0; i < queue.size(); ++i)
-      if (!row_open(banks_[b], queue[i].row, queue[i].arrival)) {
+      if (!row_open(banks_[b], queue[i].row, queue[i].entry.at)) {
         changer = i;
         break;
       }
     const std::uint64_t switch_at =
-        changer < queue.size() ? std::max(queue[changer].arrival, banks_[b].next_pre) : kNever;
+        changer < queue.size() ? std::max(queue[changer].entry.at, banks_[b].next_pre) : kNever;
     bool placed = false;
     for (std::size_t i = 0; i < queue.size(); ++i) {
       const Waiting& w = queue[i];
       // A hit that arrived after the row change waits for its row to come back.
-      if (i == changer || !row_open(banks_[b], w.row, w.arrival) || w.arrival > switch_at) continue;
-      place(w.id, w.bursts.data(), static_cast<std::uint32_t>(w.bursts.size()), w.write, w.arrival,
-            0);
+      if (i == changer || !row_open(banks_[b], w.row, w.entry.at) || w.entry.at > switch_at)
+        continue;
+      place(w.id, w, 0);
       remove_waiting(b, i);
       placed = true;
       break;
     }
     if (placed) continue;
     if (changer == queue.size() || switch_at >= now) return;
-    const Waiting& w = queue[changer];
-    place(w.id, w.bursts.data(), static_cast<std::uint32_t>(w.bursts.size()), w.write, w.arrival,
-          switch_at);
+    place(queue[changer].id, queue[changer], switch_at);
     remove_waiting(b, changer);
   }
 }

@@ -118,12 +118,13 @@ TEST_CASE("dram timeline: a row change waits for the hits that arrive before it"
 TEST_CASE("dram timeline: pieces share the data bus and space their bursts by bank group",
           "[dram][timeline]") {
   DramTimeline d(spec());
-  // Four bursts, one per bank group, bank 0 row 3: four ACTs one slot apart, the bursts back to
-  // back from the last ACT's tRCD.
+  // Four bursts, one per bank group, bank 0 row 3: four ACTs one slot apart. The bursts go back
+  // to back, each no sooner than its bank's tRCD: the last bank's sets the train, whose first
+  // read issues 3 x tCCD_S before that (when the first bank has long been ready).
   const std::array<DramAddress, 4> spread{at(0, 0, 3), at(1, 0, 3), at(2, 0, 3), at(3, 0, 3)};
   const auto a = d.serve(spread.data(), 4, false, 0, 0);
   REQUIRE(d.piece(a).done);
-  const std::uint64_t a_start = 3 * kActSlot + RCD + CL;
+  const std::uint64_t a_start = 3 * kActSlot + RCD - 3 * CCD_S + CL;
   CHECK(d.piece(a).first_done == a_start + BURST);
   CHECK(d.piece(a).last_done == a_start + 3 * CCD_S + BURST);
   CHECK(d.piece(a).activates == 4);
@@ -145,6 +146,51 @@ TEST_CASE("dram timeline: pieces share the data bus and space their bursts by ba
   REQUIRE(d.piece(c).done);
   CHECK(d.piece(c).hits == 1);
   CHECK(d.piece(c).last_done == b_start + 3 * CCD_L + BURST + BURST);
+}
+
+TEST_CASE("dram timeline: in a piece the bursts whose banks are ready go first",
+          "[dram][timeline]") {
+  DramTimeline d(spec());
+  one(d, at(0, 0, 1), 0);  // bank 0 of group 0: row 1, ACT at 0
+  one(d, at(1, 0, 1), 0);  // bank 0 of group 1: row 1, ACT one slot later
+  // A piece with another row in the first bank and a hit in the second. The row change is
+  // decided once the present passes 200 (tRAS and tRTP long over): PRE at 200, ACT tRP later.
+  const std::array<DramAddress, 2> mixed{at(0, 0, 2), at(1, 0, 1, 1)};
+  const auto p = d.serve(mixed.data(), 2, false, 200, 200);
+  CHECK_FALSE(d.piece(p).done);
+  d.settle(201);
+  REQUIRE(d.piece(p).done);
+  CHECK(d.piece(p).conflicts == 1);
+  CHECK(d.piece(p).hits == 1);
+  // The hit's read goes one tCCD_S ahead of the other, which issues as its bank allows.
+  const std::uint64_t last_read = 200 + RP + RCD;
+  CHECK(d.piece(p).last_done == last_read + CL + BURST);
+  CHECK(d.piece(p).first_done == last_read - CCD_S + CL + BURST);
+}
+
+TEST_CASE("dram timeline: a burst enters a full queue when the one ahead has left",
+          "[dram][timeline][queue]") {
+  // Two bursts for two closed banks at cycle 0: X's ACT at 0, Y's one activate slot later.
+  const std::array<DramAddress, 2> two{at(0, 0, 1), at(1, 0, 1)};
+  SECTION("room for both: Y's ACT waits only for its slot") {
+    DramTimeline d(spec());
+    one(d, two[0], 0);
+    const auto y = one(d, two[1], 0);
+    REQUIRE(d.piece(y).done);
+    CHECK(d.piece(y).last_done == kActSlot + RCD + CL + BURST);
+  }
+  SECTION("a queue of one: Y enters when X's read issues, tRCD after its ACT") {
+    DramSpec s = spec();
+    s.queue_depth = 1;
+    DramTimeline d(s);
+    one(d, two[0], 0);
+    const auto y = one(d, two[1], 0);
+    REQUIRE(d.piece(y).done);
+    CHECK(d.piece(y).last_done == RCD + RCD + CL + BURST);
+    // Its latency counts from its arrival, the wait in line included.
+    d.end_run(1000);
+    CHECK(d.stats().latency_cycles == (RCD + CL + BURST) + (2 * RCD + CL + BURST));
+  }
 }
 
 TEST_CASE("dram timeline: refresh holds the bus and closes every row", "[dram][timeline]") {
