@@ -50,40 +50,41 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
     w.arrival = arrival;
     w.entry = in;
     w.bursts.assign(bursts, bursts + n);
+    w.entries.assign(entries_.begin(), entries_.end());
     if (waiting_[b].empty()) waiting_banks_.push_back(b);
     waiting_[b].push_back(std::move(w));
     pieces_[id].waits_on = b;
-    waiting_bursts_ += n;
+    waiting_bursts_ += n - in.self_left;
     next_settle_ = std::min(next_settle_, std::max(entry, bank.next_pre));
     return id;
   }
-  place(id, bursts, n, write, arrival, in, 0, false);
+  place(id, bursts, entries_.data(), n, write, arrival, in, 0, false);
   return id;
 }
 
 DramTimeline::Entry DramTimeline::enter(std::uint64_t arrival, std::uint32_t n) {
-  // Burst i enters once the burst queue_depth places ahead of it has left; the piece's bursts
-  // then go back to back, so its first may issue no sooner than (entry of i) - i * spacing.
-  const std::uint64_t spacing = std::max(t_.BURST, t_.CCD_S);
-  Entry e{arrival, arrival};
+  Entry e;
+  entries_.resize(n);
   std::uint64_t entry = arrival;
   for (std::uint32_t i = 0; i < n; ++i, ++entered_) {
     if (entered_ >= queue_depth_ && left_ <= entered_ - queue_depth_) {
+      ++left_;
       if (leaves_first_ < leaves_.size()) {
         entry = std::max(entry, leaves_[leaves_first_++]);
-        ++left_;
       } else if (presumed_left_ < waiting_bursts_) {
-        // Only bursts still waiting for a row change are left in the queue: the earliest any
-        // of them can leave is a precharge, an activate and tRCD after the earliest change.
+        // Only bursts still waiting for a row change are left in the queue. Their leaving is
+        // not decided: estimated as a precharge, an activate and tRCD after the earliest change.
         if (next_settle_ != kNever) entry = std::max(entry, next_settle_ + t_.RP + t_.RCD);
         ++presumed_left_;
-        ++left_;
+      } else {
+        // Only this piece's own earlier bursts are in the queue: it is larger than the queue.
+        // Going back to back, they leave in time; their leaves are taken here.
+        ++e.self_left;
       }
-      // else: the queue holds only this piece's earlier bursts; it is larger than the queue.
     }
-    if (i == 0) e.at = entry;
-    e.column_floor = std::max(e.column_floor, entry > i * spacing ? entry - i * spacing : 0);
+    entries_[i] = entry;
   }
+  e.at = entries_[0];
   return e;
 }
 
@@ -111,8 +112,9 @@ std::uint64_t DramTimeline::first_switch(std::uint32_t b) const {
   return kNever;
 }
 
-void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n, bool write,
-                         std::uint64_t arrival, Entry entry, std::uint64_t switch_at, bool waited) {
+void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint64_t* entries,
+                         std::uint32_t n, bool write, std::uint64_t arrival, Entry entry,
+                         std::uint64_t switch_at, bool waited) {
   Piece& p = pieces_[id];
   const std::uint64_t at = std::max(entry.at, switch_at);
   reserve_refreshes(std::max(at, tail_end_) + t_.REFI);
@@ -148,26 +150,32 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n,
     }
     // The bursts whose banks are ready first go first: a hit need not wait behind an activate.
     // Pieces are a few bursts, most already in order: an insertion sort, stable.
+    const std::uint64_t ready = std::max(bank.next_col, entries[i]);
     std::size_t k = order_.size();
-    order_.push_back({bank.next_col, i});
-    for (; k > 0 && order_[k - 1].first > bank.next_col; --k) order_[k] = order_[k - 1];
-    order_[k] = {bank.next_col, i};
+    order_.push_back({ready, i});
+    for (; k > 0 && order_[k - 1].first > ready; --k) order_[k] = order_[k - 1];
+    order_[k] = {ready, i};
   }
   // The bursts go back to back, tCCD_S apart, and tCCD_L apart within one bank group.
-  std::uint32_t most_in_group = 1;
-  if (group_repeats) {
-    std::array<std::uint32_t, 64> per_group{};
-    for (std::uint32_t i = 0; i < n; ++i)
-      most_in_group = std::max(most_in_group, ++per_group[bursts[i].bank_group & 63]);
-  }
+  // Each burst's place in the train: tCCD_S after the one before, tCCD_L after the last one of
+  // its bank group.
   const std::uint64_t spacing = std::max(t_.BURST, t_.CCD_S);
-  const std::uint64_t length =
-      std::max((n - 1) * spacing, (most_in_group - 1) * t_.CCD_L) + t_.BURST;
+  offsets_.resize(n);
+  for (std::uint32_t j = 0; j < n; ++j) offsets_[j] = j * spacing;
+  if (group_repeats) {
+    std::array<std::uint64_t, 64> group_free{};  // each group's next burst no sooner
+    for (std::uint32_t j = 0; j < n; ++j) {
+      const std::uint32_t g = bursts[order_[j].second].bank_group & 63;
+      offsets_[j] = std::max(j == 0 ? 0 : offsets_[j - 1] + spacing, group_free[g]);
+      group_free[g] = offsets_[j] + t_.CCD_L;
+    }
+  }
+  const std::uint64_t length = offsets_[n - 1] + t_.BURST;
   const std::uint64_t latency = write ? t_.WL : t_.CL;
-  std::uint64_t column_ready = entry.column_floor;
+  std::uint64_t column_ready = 0;
   for (std::uint32_t j = 0; j < n; ++j) {
-    const std::uint64_t ready = order_[j].first, ahead = j * spacing;
-    column_ready = std::max(column_ready, ready > ahead ? ready - ahead : 0);
+    const std::uint64_t ready = order_[j].first;
+    column_ready = std::max(column_ready, ready > offsets_[j] ? ready - offsets_[j] : 0);
   }
   std::uint64_t earliest = column_ready + latency;
   if (write != tail_write_ && bus_.fit(earliest, length) >= tail_end_) {
@@ -186,17 +194,20 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, std::uint32_t n,
   p.first_done = start + t_.BURST;
   p.last_done = end;
   p.done = true;
-  if (waited) waiting_bursts_ -= n;
+  if (waited) waiting_bursts_ -= n - entry.self_left;
   for (std::uint32_t j = 0; j < n; ++j) {
-    const std::uint64_t done = std::min(start + j * spacing + t_.BURST, end);
+    const std::uint64_t done = start + offsets_[j] + t_.BURST;
     const std::uint64_t command = done - t_.BURST - latency;
     Bank& bank = banks_[bank_index(bursts[order_[j].second])];
     bank.next_pre = std::max(bank.next_pre, write ? done + t_.WR : command + t_.RTP);
-    // It leaves the queue with its column command.
-    if (waited && presumed_left_ > 0)
-      --presumed_left_;
-    else
-      add_leave(command);
+    // It leaves the queue with its column command, unless its leaving was taken already (by
+    // the piece's own later bursts, or as a waiting burst's estimate).
+    if (j >= entry.self_left) {
+      if (waited && presumed_left_ > 0)
+        --presumed_left_;
+      else
+        add_leave(command);
+    }
     const std::uint64_t wait = done - arrival;
     if (wait < kShortLatency)
       ++short_latency_[wait];

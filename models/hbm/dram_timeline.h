@@ -7,7 +7,7 @@
 // matters most: a piece that needs another row waits until the bank's open row has no queued hit
 // left, and that is decided only once the simulated present has passed the cycle, when every
 // hit that could hold the precharge back has arrived. The queue holds queue_depth bursts, as the
-// command engine's: a burst enters once the one queue_depth places ahead has left
+// command engine's: a burst enters once enough have left that there is room
 // (models/hbm/README.md, "The timeline engine"). No SystemC.
 
 #include <cstdint>
@@ -60,10 +60,12 @@ class DramTimeline {
     std::uint64_t next_act = 0;      // tRC after its ACT, tRP after its PRE
     std::uint64_t next_pre = 0;      // tRAS after ACT, tRTP after a read, tWR after write data
   };
-  // When a piece entered the controller's queue.
+  // When a piece entered the controller's queue; its bursts' own entries are in entries_.
   struct Entry {
-    std::uint64_t at;            // its first burst: from then on it holds a precharge back
-    std::uint64_t column_floor;  // its first column command no sooner, for all its bursts' entries
+    std::uint64_t at = 0;  // its first burst: from then on it holds a precharge back
+    // A piece larger than the queue: how many of its own bursts had to leave for its later
+    // ones to enter (their leaves are taken already).
+    std::uint32_t self_left = 0;
   };
   struct Waiting {
     PieceId id;
@@ -72,6 +74,7 @@ class DramTimeline {
     std::uint64_t arrival;  // at the controller, for its latency
     Entry entry;
     std::vector<DramAddress> bursts;
+    std::vector<std::uint64_t> entries;  // per burst
   };
 
   std::uint32_t bank_index(const DramAddress& a) const {
@@ -80,17 +83,18 @@ class DramTimeline {
   bool row_open(const Bank& b, std::uint32_t row, std::uint64_t at) const {
     return b.open_row == std::int64_t{row} && at < b.refresh_closes;
   }
-  // When `n` bursts arriving at `arrival` enter the queue, each once the burst queue_depth
-  // places ahead has left; counts them as entered.
+  // When `n` bursts arriving at `arrival` enter the queue (each in entries_), each once enough
+  // have left that the queue has room; counts them as entered.
   Entry enter(std::uint64_t arrival, std::uint32_t n);
   // Places the piece now: activates for closed banks, precharges first where another row is
-  // open (no sooner than `switch_at`), its data in the bus's first fitting gap from `entry`.
-  // `waited`: it waited for a row change, and may already be counted as left the queue.
-  void place(PieceId id, const DramAddress* bursts, std::uint32_t n, bool write,
-             std::uint64_t arrival, Entry entry, std::uint64_t switch_at, bool waited);
+  // open (no sooner than `switch_at`), its data in the bus's first fitting gap, each burst no
+  // sooner than it entered (`entries`). `waited`: it waited for a row change, and may already be
+  // counted as left the queue.
+  void place(PieceId id, const DramAddress* bursts, const std::uint64_t* entries, std::uint32_t n,
+             bool write, std::uint64_t arrival, Entry entry, std::uint64_t switch_at, bool waited);
   void place(PieceId id, const Waiting& w, std::uint64_t switch_at) {
-    place(id, w.bursts.data(), static_cast<std::uint32_t>(w.bursts.size()), w.write, w.arrival,
-          w.entry, switch_at, true);
+    place(id, w.bursts.data(), w.entries.data(), static_cast<std::uint32_t>(w.bursts.size()),
+          w.write, w.arrival, w.entry, switch_at, true);
   }
   // Settles bank `b`'s waiting pieces whose decisions fall before `now`.
   void settle_bank(std::uint32_t b, std::uint64_t now);
@@ -111,8 +115,8 @@ class DramTimeline {
   // The direction and last column command of the latest data on the bus (turnaround).
   bool tail_write_ = false;
   std::uint64_t tail_end_ = 0, tail_command_ = 0;
-  // The queue limit, in the order bursts arrive (as the command engine's): a burst enters once
-  // the burst queue_depth places ahead of it has left, its column command issued.
+  // The queue limit, as the command engine's: bursts enter in the order they are served, the
+  // e-th (from 0) once e - queue_depth + 1 have left, a burst leaving with its column command.
   std::uint32_t queue_depth_;
   std::uint64_t entered_ = 0, left_ = 0;  // bursts entered; leaves taken by entries
   // Column-command cycles of placed bursts whose leaving no entry has taken yet, ascending from
@@ -123,7 +127,9 @@ class DramTimeline {
   // Bursts of waiting pieces (their leaving still unknown), and how many of those entries have
   // already taken as left at their earliest (when no decided leave was left to take).
   std::uint64_t waiting_bursts_ = 0, presumed_left_ = 0;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> order_;  // place(): (bank ready, burst)
+  std::vector<std::uint64_t> entries_;                          // enter(): per burst
+  std::vector<std::uint64_t> offsets_;                          // place(): per burst on the bus
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> order_;  // place(): (ready, burst)
   std::vector<Piece> pieces_;
   std::vector<PieceId> free_;
   std::vector<std::vector<Waiting>> waiting_;  // per bank, in arrival order

@@ -8,7 +8,8 @@
 // A link carries `link_width` bytes per core cycle per direction. Each link keeps a timeline of
 // busy intervals: a transfer reserves bytes / link_width on every link of its route (cut-through:
 // link k+1 starts one hop_latency after link k), in the first gap that fits, so flows that share
-// a link share its bandwidth and flows that do not share one do not interact.
+// a link share its bandwidth and flows that do not share one do not interact. (A paced source's
+// own crossbar link, which could never make it wait, is counted without being booked.)
 
 #include <cstdint>
 #include <string>

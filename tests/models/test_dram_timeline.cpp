@@ -191,6 +191,21 @@ TEST_CASE("dram timeline: a burst enters a full queue when the one ahead has lef
     d.end_run(1000);
     CHECK(d.stats().latency_cycles == (RCD + CL + BURST) + (2 * RCD + CL + BURST));
   }
+  SECTION("a piece larger than a queue of one goes whole; the next burst waits for its last") {
+    DramSpec s = spec();
+    s.queue_depth = 1;
+    DramTimeline d(s);
+    // Four closed banks, one per group: ACTs one slot apart, the last read at 3 slots + tRCD.
+    const std::array<DramAddress, 4> spread{at(0, 0, 1), at(1, 0, 1), at(2, 0, 1), at(3, 0, 1)};
+    const auto p = d.serve(spread.data(), 4, false, 0, 0);
+    REQUIRE(d.piece(p).done);
+    const std::uint64_t last_read = 3 * kActSlot + RCD;
+    CHECK(d.piece(p).last_done == last_read + CL + BURST);
+    // Another closed bank: it enters once that last read has issued, then takes its own ACT.
+    const auto y = one(d, at(0, 1, 1), 0);
+    REQUIRE(d.piece(y).done);
+    CHECK(d.piece(y).last_done == last_read + RCD + CL + BURST);
+  }
 }
 
 TEST_CASE("dram timeline: refresh holds the bus and closes every row", "[dram][timeline]") {
