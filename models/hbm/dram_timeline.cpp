@@ -156,7 +156,6 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
     for (; k > 0 && order_[k - 1].first > ready; --k) order_[k] = order_[k - 1];
     order_[k] = {ready, i};
   }
-  // The bursts go back to back, tCCD_S apart, and tCCD_L apart within one bank group.
   // Each burst's place in the train: tCCD_S after the one before, tCCD_L after the last one of
   // its bank group.
   const std::uint64_t spacing = std::max(t_.BURST, t_.CCD_S);
