@@ -56,9 +56,9 @@ class DramTimeline {
   struct Bank {
     std::int64_t open_row = kClosed;
     std::uint64_t refresh_closes = 0;  // the refresh after its ACT, which closes the row
-    std::uint64_t next_col = 0;      // tRCD after its ACT
-    std::uint64_t next_act = 0;      // tRC after its ACT, tRP after its PRE
-    std::uint64_t next_pre = 0;      // tRAS after ACT, tRTP after a read, tWR after write data
+    std::uint64_t next_col = 0;        // tRCD after its ACT
+    std::uint64_t next_act = 0;        // tRC after its ACT, tRP after its PRE
+    std::uint64_t next_pre = 0;        // tRAS after ACT, tRTP after a read, tWR after write data
   };
   // When a piece entered the controller's queue; its bursts' own entries are in entries_.
   struct Entry {
