@@ -118,7 +118,8 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
   Piece& p = pieces_[id];
   const std::uint64_t at = std::max(entry.at, switch_at);
   reserve_refreshes(std::max(at, tail_end_) + t_.REFI);
-  order_.clear();
+  ready_.resize(n);
+  order_.resize(n);
   std::uint64_t groups_seen = 0;
   bool group_repeats = false;
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -151,10 +152,14 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
     // The bursts whose banks are ready first go first: a hit need not wait behind an activate.
     // Pieces are a few bursts, most already in order: an insertion sort, stable.
     const std::uint64_t ready = std::max(bank.next_col, entries[i]);
-    std::size_t k = order_.size();
-    order_.push_back({ready, i});
-    for (; k > 0 && order_[k - 1].first > ready; --k) order_[k] = order_[k - 1];
-    order_[k] = {ready, i};
+    // Fields written one by one: a pair built on the stack stalled on store-to-load forwarding.
+    std::uint32_t k = i;
+    for (; k > 0 && ready_[k - 1] > ready; --k) {
+      ready_[k] = ready_[k - 1];
+      order_[k] = order_[k - 1];
+    }
+    ready_[k] = ready;
+    order_[k] = i;
   }
   // Each burst's place in the train: tCCD_S after the one before, tCCD_L after the last one of
   // its bank group.
@@ -164,7 +169,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
   if (group_repeats) {
     std::array<std::uint64_t, 64> group_free{};  // each group's next burst no sooner
     for (std::uint32_t j = 0; j < n; ++j) {
-      const std::uint32_t g = bursts[order_[j].second].bank_group & 63;
+      const std::uint32_t g = bursts[order_[j]].bank_group & 63;
       offsets_[j] = std::max(j == 0 ? 0 : offsets_[j - 1] + spacing, group_free[g]);
       group_free[g] = offsets_[j] + t_.CCD_L;
     }
@@ -173,7 +178,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
   const std::uint64_t latency = write ? t_.WL : t_.CL;
   std::uint64_t column_ready = 0;
   for (std::uint32_t j = 0; j < n; ++j) {
-    const std::uint64_t ready = order_[j].first;
+    const std::uint64_t ready = ready_[j];
     column_ready = std::max(column_ready, ready > offsets_[j] ? ready - offsets_[j] : 0);
   }
   std::uint64_t earliest = column_ready + latency;
@@ -197,7 +202,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
   for (std::uint32_t j = 0; j < n; ++j) {
     const std::uint64_t done = start + offsets_[j] + t_.BURST;
     const std::uint64_t command = done - t_.BURST - latency;
-    Bank& bank = banks_[bank_index(bursts[order_[j].second])];
+    Bank& bank = banks_[bank_index(bursts[order_[j]])];
     bank.next_pre = std::max(bank.next_pre, write ? done + t_.WR : command + t_.RTP);
     // It leaves the queue with its column command, unless its leaving was taken already (by
     // the piece's own later bursts, or as a waiting burst's estimate).

@@ -129,7 +129,8 @@ class DramTimeline {
   std::uint64_t waiting_bursts_ = 0, presumed_left_ = 0;
   std::vector<std::uint64_t> entries_;                          // enter(): per burst
   std::vector<std::uint64_t> offsets_;                          // place(): per burst on the bus
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> order_;  // place(): (ready, burst)
+  std::vector<std::uint32_t> order_;                            // place(): bursts by readiness
+  std::vector<std::uint64_t> ready_;                            // place(): when each can go
   std::vector<Piece> pieces_;
   std::vector<PieceId> free_;
   std::vector<std::vector<Waiting>> waiting_;  // per bank, in arrival order
