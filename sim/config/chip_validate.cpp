@@ -48,11 +48,13 @@ void validate_dram(const DramSpec& d, const MemorySpec& memory) {
             std::to_string(d.transfers_per_clock) + "): a burst takes whole DRAM cycles");
   const DramTiming& t = d.timing;
   const auto ck = [&](const Duration& x) { return x.cycles(d.clock).value(); };
+  // Timings are written in ns, so a rule broken in cycles may be the clock's doing: name it.
+  const std::string tck_at_clock = " tCK at memory.hbm.clock " + format_frequency(d.clock);
   check(ck(t.tRAS) >= ck(t.tRCD), "memory.hbm.timing.tRAS",
-        "tRAS (" + std::to_string(ck(t.tRAS)) + " tCK) must be at least tRCD (" +
+        "tRAS (" + std::to_string(ck(t.tRAS)) + tck_at_clock + ") must be at least tRCD (" +
             std::to_string(ck(t.tRCD)) + " tCK): a row stays open until its first column access");
   check(ck(t.tRC) >= ck(t.tRAS) + ck(t.tRP), "memory.hbm.timing.tRC",
-        "tRC (" + std::to_string(ck(t.tRC)) + " tCK) must be at least tRAS + tRP (" +
+        "tRC (" + std::to_string(ck(t.tRC)) + tck_at_clock + ") must be at least tRAS + tRP (" +
             std::to_string(ck(t.tRAS) + ck(t.tRP)) + " tCK)");
   // A refresh due at cycle d waits for the rows open at d to close: a command issued just before
   // d keeps its row open up to max(tRAS, tRTP, tWL + burst + tWR) longer, then tRP. The banks
@@ -63,8 +65,8 @@ void validate_dram(const DramSpec& d, const MemorySpec& memory) {
       ck(t.tRFC) + ck(t.tRP) + std::max({ck(t.tRAS), ck(t.tRTP), ck(t.tWL) + burst + ck(t.tWR)}) +
       ck(t.tRCD) + 1;
   check(ck(t.tREFI) >= least_refi, "memory.hbm.timing.tREFI",
-        "tREFI (" + std::to_string(ck(t.tREFI)) +
-            " tCK) must be at least tRFC + tRP + max(tRAS, tRTP, tWL + burst + tWR) + tRCD + 1 (" +
+        "tREFI (" + std::to_string(ck(t.tREFI)) + tck_at_clock +
+            ") must be at least tRFC + tRP + max(tRAS, tRTP, tWL + burst + tWR) + tRCD + 1 (" +
             std::to_string(least_refi) +
             " tCK), or a refresh could leave no time to open a row and read it");
   check(ck(t.tCCD_L) >= ck(t.tCCD_S), "memory.hbm.timing.tCCD_L", "tCCD_L must be >= tCCD_S");

@@ -45,7 +45,8 @@ void ConfigReader::fail_key(const std::string& key, const std::string& message) 
 const ConfigNode& ConfigReader::required(const std::string& key) {
   known_.insert(key);
   const ConfigNode* n = node_.find(key);
-  if (!n || n->is_null()) {
+  if (n && n->is_null()) fail_at(n->key_where(), key, "a required key: null removes it");
+  if (!n) {
     // A required key is read before finish() can flag leftovers, so a misspelt required key
     // would read as merely missing: point at the likely misspelling instead.
     for (const auto& [other, value] : node_.entries()) {

@@ -159,7 +159,8 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, std::size_t&
   SourceLocation where = location_of(node.Mark(), file);
   if (budget-- == 0)
     throw ConfigError(
-        where, "", "more than 100000 values (counting what aliases expand to); not a chip config");
+        where, "",
+        "more than 100000 values (counting what aliases expand to), more than any config holds");
   if (node.IsSequence() || node.IsMap()) {
     for (const YAML::Node& outer : inside)
       if (outer.is(node))
@@ -251,7 +252,7 @@ std::string read_text(const std::string& path, const SourceLocation& referenced_
       break;
     case ReadStatus::kTooLarge:
       throw ConfigError(referenced_from.file.empty() ? SourceLocation{path} : referenced_from, "",
-                        "'" + path + "' is larger than 1 MiB; not a chip config");
+                        "'" + path + "' is larger than 1 MiB, more than any config holds");
     case ReadStatus::kCannotOpen:
     case ReadStatus::kCannotRead: {
       const std::string why = fs::exists(path, ec) ? "cannot be read" : "no such file";
@@ -343,6 +344,7 @@ void emit(YAML::Emitter& out, const ConfigNode& node, bool flow_maps) {
       if (flow_maps) out << YAML::Flow;
       out << YAML::BeginMap;
       for (const auto& [key, value] : node.entries()) {
+        if (value.is_null()) continue;  // an absent key (removed by --set key=null)
         out << YAML::Key << key << YAML::Value;
         emit(out, value, flow_maps);
       }
@@ -449,19 +451,32 @@ void apply_override(ConfigNode& root, const std::string& assignment) {
                       "give extends inside a mapping that replaces the section, e.g. --set '" +
                           section + "={extends: " + value_text + ", ...}'");
   }
-  ConfigNode value = parse_yaml(value_text, where.file);
+  ConfigNode value;
+  try {
+    value = parse_yaml(value_text, where.file);
+  } catch (const ConfigError& e) {
+    // The value is not a file: its position is told within it, after the assignment it is in.
+    const SourceLocation& at = e.where();
+    std::string position;
+    if (at.line > 1) position = " at line " + std::to_string(at.line) + ",";
+    if (at.column > 0)
+      position += (position.empty() ? " at" : "") + std::string(" column ") +
+                  std::to_string(at.column) + " of the value";
+    std::string message = e.message();
+    if (message.rfind("invalid YAML", 0) == 0) message = message.substr(message.find(':') + 2);
+    throw ConfigError(where, path, "invalid YAML" + position + ": " + message);
+  }
   ConfigNode* node = &root;
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
     ConfigNode* child = node->find(keys[i]);
-    if (!child) child = &node->set(keys[i], ConfigNode::map(where));
+    // A section an earlier --set removed (null) is made again.
+    if (!child || child->is_null()) child = &node->set(keys[i], ConfigNode::map(where));
     if (!child->is_map())
       throw ConfigError(where, path, "'" + keys[i] + "' holds a value, not a section of keys");
     node = child;
   }
-  if (value.is_null()) {
-    node->erase(keys.back());
-    return;
-  }
+  // A null stays in the tree, where it reads as absent: an error about the key it removed
+  // (a required key) then names this --set, not the file that had the key.
   value.relocate(where);
   // A file named in the value is relative to the working directory, as on any command line.
   std::vector<std::string> stack;

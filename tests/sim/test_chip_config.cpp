@@ -117,6 +117,16 @@ TEST_CASE("chip config: --set overrides are bound and validated like file values
         "--set core.mxu.rows=0: core.mxu.rows: expected an integer from 1 to 4096, got \"0\"");
   CHECK(error_of([&] { load_chip_config(path, {"core.mxu.rwos=4"}); }) ==
         "--set core.mxu.rwos=4: core.mxu.rwos: unknown key; did you mean 'rows'?");
+  // Removing a required key is the --set's doing, not the file's; removing a misspelt key is
+  // caught as any unknown key.
+  CHECK(error_of([&] { load_chip_config(path, {"clock=null"}); }) ==
+        "--set clock=null: clock: a required key: null removes it");
+  CHECK(error_of([&] { load_chip_config(path, {"core.vmem=null"}); }) ==
+        "--set core.vmem=null: core.vmem: a required key: null removes it");
+  CHECK(error_of([&] { load_chip_config(path, {"core.mxu.rwos=null"}); }) ==
+        "--set core.mxu.rwos=null: core.mxu.rwos: unknown key; did you mean 'rows'?");
+  // An optional key removed reads as absent: its default.
+  CHECK(load_chip_config(path, {"cores=null"}).spec.cores == 1);
 }
 
 TEST_CASE("chip config: unknown keys name the nearest valid key", "[config][chip][errors]") {
@@ -207,6 +217,8 @@ TEST_CASE("chip config: wrong types, units and ranges are named with the key",
 TEST_CASE("chip config: missing required keys are named at their section", "[config][chip][errors]") {
   const Edited no_clock("clock: 1 GHz\n", "");
   CHECK(no_clock.error() == no_clock.path + ":1:1: clock: missing required key");
+  const Edited null_clock("clock: 1 GHz\n", "clock:\n");  // written, but empty: named there
+  CHECK(null_clock.error() == null_clock.at("clock:") + ": clock: a required key: null removes it");
   const Edited no_capacity("    capacity: 64 KiB\n", "");
   CHECK(no_capacity.error() == no_capacity.at("vmem") + ": core.vmem.capacity: missing required key");
   const Edited no_energy("energy:\n  table: energy.yaml\n", "");
@@ -271,11 +283,15 @@ TEST_CASE("chip config: cross-field rules each reject at their boundary", "[conf
     const std::string path = dir.path("chip.yaml");
     CHECK_NOTHROW(load_chip_config(path, {"memory.hbm.timing.tRC=48 cycles"}));
     CHECK(error_of([&] { load_chip_config(path, {"memory.hbm.timing.tRC=47 cycles"}); }) ==
-          "--set memory.hbm.timing.tRC=47 cycles: memory.hbm.timing.tRC: tRC (47 tCK) must be at "
+          "--set memory.hbm.timing.tRC=47 cycles: memory.hbm.timing.tRC: tRC (47 tCK at "
+          "memory.hbm.clock 1 GHz) "
+          "must be at "
           "least tRAS + tRP (48 tCK)");
-    CHECK_THAT(error_of([&] { load_chip_config(path, {"memory.hbm.timing.tRAS=13 cycles"}); }),
-               Catch::EndsWith("memory.hbm.timing.tRAS: tRAS (13 tCK) must be at least tRCD (14 tCK): "
-                               "a row stays open until its first column access"));
+    CHECK_THAT(
+        error_of([&] { load_chip_config(path, {"memory.hbm.timing.tRAS=13 cycles"}); }),
+        Catch::EndsWith("memory.hbm.timing.tRAS: tRAS (13 tCK at memory.hbm.clock 1 GHz) must be "
+                        "at least tRCD (14 tCK): "
+                        "a row stays open until its first column access"));
   }
   SECTION("a burst takes whole DRAM cycles, and same-group turnaround is no shorter") {
     TempDir dir;
@@ -299,7 +315,8 @@ TEST_CASE("chip config: cross-field rules each reject at their boundary", "[conf
     // + tWR 16) + tRCD 14 + 1 = 323 tCK.
     CHECK_NOTHROW(load_chip_config(path, {"memory.hbm.timing.tREFI=323 cycles"}));
     CHECK(error_of([&] { load_chip_config(path, {"memory.hbm.timing.tREFI=322 cycles"}); }) ==
-          "--set memory.hbm.timing.tREFI=322 cycles: memory.hbm.timing.tREFI: tREFI (322 tCK) must "
+          "--set memory.hbm.timing.tREFI=322 cycles: memory.hbm.timing.tREFI: tREFI (322 tCK at "
+          "memory.hbm.clock 1 GHz) must "
           "be at least tRFC + tRP + max(tRAS, tRTP, tWL + burst + tWR) + tRCD + 1 (323 tCK), or a "
           "refresh could leave no time to open a row and read it");
     // A write's recovery can be the longest wait: tWL 4 + burst 2 + tWR 40 = 46 > tRAS.
@@ -307,6 +324,9 @@ TEST_CASE("chip config: cross-field rules each reject at their boundary", "[conf
             load_chip_config(
                 path, {"memory.hbm.timing.tWR=40 cycles", "memory.hbm.timing.tREFI=334 cycles"});
           }).find("(335 tCK)") != std::string::npos);
+    // Timings are in ns: a slow clock breaks a rule in cycles, and the message names the clock.
+    CHECK_THAT(error_of([&] { load_chip_config(path, {"memory.hbm.clock=1 kHz"}); }),
+               Catch::Contains("(1 tCK at memory.hbm.clock 1 kHz)"));
   }
   SECTION("the address mapping names each field once") {
     TempDir dir;

@@ -72,7 +72,9 @@ TEST_CASE("cli: a chip file or --set value that is a lone ',' exits 2 at once", 
   CHECK(r.err == "error: " + comma + ":1:1: invalid YAML: unexpected ','\n");
   r = run_tpusim("config tpu-v4i --set core.mxu.rows=,");
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "error: --set core.mxu.rows=,:1:1: invalid YAML: unexpected ','\n");
+  CHECK(r.err ==
+        "error: --set core.mxu.rows=,: core.mxu.rows: invalid YAML at column 1 of the value: "
+        "unexpected ','\n");
   CHECK(r.out.empty());
 }
 

@@ -56,7 +56,8 @@ TEST_CASE("config tree: duplicate keys and bad YAML are errors with positions",
   }
   CHECK_THAT(error_of([&] { parse_yaml(bomb, "bomb.yaml"); }),
              Catch::StartsWith("bomb.yaml:") &&
-                 Catch::EndsWith("more than 100000 values (counting what aliases expand to); not a chip config"));
+                 Catch::EndsWith("more than 100000 values (counting what aliases expand to), more "
+                                 "than any config holds"));
   CHECK(error_of([&] { parse_yaml(std::string("a: 1\0b", 6), "n.yaml"); }) ==
         "n.yaml:1:1: not a YAML text file (contains NUL bytes)");
   // An alias inside the node it names is an endless value, which yaml-cpp builds as a cycle:
@@ -106,7 +107,8 @@ TEST_CASE("config tree: a stray ',' is an error, not an endless stream of empty 
         "c.yaml:2:1: invalid YAML: unexpected ','");
   ConfigNode root = ConfigNode::map(SourceLocation{"x.yaml", 1, 1});
   CHECK(error_of([&] { apply_override(root, "core.mxu.rows=,"); }) ==
-        "--set core.mxu.rows=,:1:1: invalid YAML: unexpected ','");
+        "--set core.mxu.rows=,: core.mxu.rows: invalid YAML at column 1 of the value: "
+        "unexpected ','");
   // A second document is still named as one, where it starts to hold something.
   CHECK(error_of([] { parse_yaml("a: 1\n---\n", "m.yaml"); }) ==
         "m.yaml:3:1: more than one YAML document ('---' starts another); a config is one document");
@@ -124,7 +126,7 @@ TEST_CASE("config tree: empty, scalar and missing files are rejected at load", "
   CHECK(error_of([&] { load_config_file(missing); }) == missing + ": no such file");
   const std::string huge = dir.write("huge.yaml", "a: [" + std::string(1100000, '1') + "]\n");
   CHECK(error_of([&] { load_config_file(huge); }) ==
-        huge + ": '" + huge + "' is larger than 1 MiB; not a chip config");
+        huge + ": '" + huge + "' is larger than 1 MiB, more than any config holds");
   CHECK(error_of([&] { load_config_file(dir.path("")); }) ==
         dir.path("") + ": '" + dir.path("") + "' is a directory, not a config file");
 }
@@ -196,8 +198,13 @@ TEST_CASE("config tree: --set overrides, creates, replaces and removes keys", "[
   apply_override(root, "core.mxu.precisions={int8: 2}");  // a mapping value replaces whole
   CHECK(find_path(root, "core.mxu.precisions")->entries().size() == 1);
   CHECK(text_at(root, "core.mxu.precisions.int8") == "2");
-  apply_override(root, "core.mxu.rows=null");
-  CHECK(find_path(root, "core.mxu.rows") == nullptr);
+  apply_override(root, "core.mxu.rows=null");  // kept as a null, which reads as absent
+  CHECK(find_path(root, "core.mxu.rows")->is_null());
+  CHECK(find_path(root, "core.mxu.rows")->where().file == "--set core.mxu.rows=null");
+  CHECK(to_yaml(*find_path(root, "core.mxu"), true) == "{precisions: {int8: 2}}");
+  apply_override(root, "core.mxu=null");
+  apply_override(root, "core.mxu.rows=32");  // a removed section is made again
+  CHECK(text_at(root, "core.mxu.rows") == "32");
   apply_override(root, "clock=940 MHz");
   CHECK(text_at(root, "clock") == "940 MHz");
 }
@@ -240,8 +247,13 @@ TEST_CASE("config tree: malformed --set is rejected with the assignment named", 
         "--set =1: not a key path (expected names joined by '.')");
   CHECK(error_of([&] { apply_override(root, "clock.x=1"); }) ==
         "--set clock.x=1: clock.x: 'clock' holds a value, not a section of keys");
-  CHECK_THAT(error_of([&] { apply_override(root, "core.mxu.rows=[1,"); }),
-             Catch::StartsWith("--set core.mxu.rows=[1,") && Catch::Contains("invalid YAML"));
+  // The value's YAML error is placed within the value, not as if the assignment were a file.
+  CHECK(error_of([&] { apply_override(root, "core.mxu.rows=[1,"); }) ==
+        "--set core.mxu.rows=[1,: core.mxu.rows: invalid YAML at column 1 of the value: "
+        "end of sequence flow not found");
+  CHECK(error_of([&] { apply_override(root, "core.mxu.rows=,"); }) ==
+        "--set core.mxu.rows=,: core.mxu.rows: invalid YAML at column 1 of the value: "
+        "unexpected ','");
 }
 
 TEST_CASE("config tree: to_yaml output parses back to the same tree", "[config][tree]") {
