@@ -52,6 +52,21 @@ Row results_header(const std::vector<std::string>& columns) {
   return header;
 }
 
+void check_results_header(const Row& header, const std::string& file) {
+  const auto bad = [&](const std::string& what) {
+    throw InputError(file + ": not a sweep's results.csv (" + what + ")");
+  };
+  if (header.size() < 2 || header[0] != "point" || header[1] != "workload")
+    bad("its header must start with point,workload");
+  const auto status = std::find(header.begin() + 2, header.end(), "status");
+  if (status == header.end()) bad("no 'status' column");
+  Row tail{"status", "error"};
+  tail.insert(tail.end(), std::begin(kMetricColumns), std::end(kMetricColumns));
+  tail.push_back("report");
+  if (!std::equal(status, header.end(), tail.begin(), tail.end()))
+    bad("after 'status' its header must be status,error,cycles,...,edp_js,report");
+}
+
 Layout::Layout(const Row& header)
     : status(column(header, "status")),
       error(status + 1),
@@ -242,6 +257,7 @@ MergeSummary merge_results(const std::vector<std::string>& dirs, const std::stri
     if (!fs::is_regular_file(file, ec))
       throw InputError(dir + ": no results.csv (not a sweep output)");
     ResultsTable t = read_results(file);
+    check_results_header(t.header, file);
     if (t.cut_short_line > 0)
       summary.cut_short.push_back(file + ":" + std::to_string(t.cut_short_line));
     if (merged.header.empty()) merged.header = t.header;

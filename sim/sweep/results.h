@@ -25,6 +25,9 @@ struct ResultsTable {
 // The header for a sweep whose parameter and axis columns are `columns`.
 Row results_header(const std::vector<std::string>& columns);
 
+// InputError naming `file` unless `header` has results_header's shape (what --merge reads).
+void check_results_header(const Row& header, const std::string& file);
+
 // Column positions in a row of a header made by results_header.
 struct Layout {
   explicit Layout(const Row& header);

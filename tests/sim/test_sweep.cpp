@@ -380,6 +380,31 @@ TEST_CASE("sweep: results.csv quoting round-trips, a row cut short is dropped", 
                     path + ":2: 2 cells, the header has " + std::to_string(header.size()));
 }
 
+TEST_CASE("sweep: --merge refuses a results.csv that is not a sweep's", "[sweep]") {
+  TempDir dir;
+  const std::string out = dir.path("merged");
+  const auto merge_of = [&](const std::string& header_line) -> std::string {
+    dir.write("in/results.csv", header_line + "\n");
+    try {
+      sw::merge_results({dir.path("in")}, out);
+    } catch (const tpusim::InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string file = dir.path("in") + "/results.csv";
+  const std::string good = sw::csv_line(sw::results_header({"a"}), 0);
+  CHECK(merge_of(good.substr(0, good.size() - 1)).empty());  // the shape it accepts
+  CHECK(merge_of("point,workload,x") == file + ": not a sweep's results.csv (no 'status' column)");
+  // A status column alone would leave error, the figures and report to be read past the row.
+  CHECK(merge_of("point,workload,status") ==
+        file +
+            ": not a sweep's results.csv (after 'status' its header must be "
+            "status,error,cycles,...,edp_js,report)");
+  CHECK(merge_of("id,workload,status") ==
+        file + ": not a sweep's results.csv (its header must start with point,workload)");
+}
+
 TEST_CASE("sweep: the process pool runs N at a time and says how each child ended", "[sweep]") {
   TempDir dir;
   const std::string log = dir.path("log");
