@@ -1,6 +1,10 @@
 // The interconnect's timing: hop latency, link serialisation, and bandwidth shared only by flows
 // that share a link. 1 GHz, 64 B links, 1-cycle hops, 64 B transfers: one cycle per transfer.
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "models/noc/noc_timing.h"
@@ -183,4 +187,42 @@ TEST_CASE("busy timeline: next_free names the first free moment and how long it 
   CHECK(length == 3);
   CHECK(port.next_free(25, 1000, length) == 40);
   CHECK(length == 1000);
+}
+
+TEMPLATE_TEST_CASE("busy timeline: first fit agrees with a scan of every reservation",
+                   "[noc][timeline]", std::uint64_t, double) {
+  // Hundreds of live intervals and requests far behind the last one, so the search by halves is
+  // taken; whole numbers, so the double timeline's 1 fs touch tolerance never decides a fit.
+  BusyTimeline<TestType> timeline;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> booked;  // [start, end), disjoint
+  std::uint64_t state = 12345;
+  const auto next = [&](std::uint64_t range) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;  // a fixed LCG: repeatable
+    return (state >> 33) % range;
+  };
+  std::uint64_t now = 0;
+  std::size_t most_live = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint64_t earliest = now + next(4000), duration = 1 + next(12);
+    std::uint64_t expected = earliest;
+    for (const auto& [start, end] : booked) {
+      if (end <= expected) continue;
+      if (expected + duration <= start) break;
+      expected = end;
+    }
+    REQUIRE(timeline.fit(TestType(earliest), TestType(duration)) == TestType(expected));
+    REQUIRE(timeline.reserve(TestType(earliest), TestType(duration)) == TestType(expected));
+    const std::pair<std::uint64_t, std::uint64_t> added{expected, expected + duration};
+    booked.insert(std::upper_bound(booked.begin(), booked.end(), added), added);
+    most_live = std::max(most_live, timeline.intervals());
+    if (i % 500 == 499) {
+      // Nothing is asked before `now` from here on: what ended before it may go.
+      now += 1000;
+      timeline.forget_before(TestType(now));
+      booked.erase(std::remove_if(booked.begin(), booked.end(),
+                                  [&](const auto& b) { return b.second < now; }),
+                   booked.end());
+    }
+  }
+  CHECK(most_live > 100);
 }
