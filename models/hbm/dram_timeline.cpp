@@ -43,7 +43,8 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
     } else if (open && entry <= first_switch(b)) {
       continue;  // a hit that holds the waiting row change back
     }
-    Waiting w = take_spare();
+    const std::uint32_t slot = new_waiting();
+    Waiting& w = slab_[slot];
     w.id = id;
     w.row = bursts[i].row;
     w.write = write;
@@ -52,7 +53,7 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
     w.bursts.assign(bursts, bursts + n);
     w.entries.assign(entries_.begin(), entries_.end());
     if (waiting_[b].empty()) waiting_banks_.push_back(b);
-    waiting_[b].push_back(std::move(w));
+    waiting_[b].push_back(slot);
     pieces_[id].waits_on = b;
     waiting_bursts_ += n - in.self_left;
     next_settle_ = std::min(next_settle_, std::max(entry, bank.next_pre));
@@ -99,16 +100,21 @@ void DramTimeline::add_leave(std::uint64_t cycle) {
   leaves_[i] = cycle;
 }
 
-DramTimeline::Waiting DramTimeline::take_spare() {
-  if (spare_.empty()) return Waiting{};
-  Waiting w = std::move(spare_.back());
-  spare_.pop_back();
-  return w;
+std::uint32_t DramTimeline::new_waiting() {
+  if (slab_free_.empty()) {
+    slab_.emplace_back();
+    return static_cast<std::uint32_t>(slab_.size() - 1);
+  }
+  const std::uint32_t slot = slab_free_.back();
+  slab_free_.pop_back();
+  return slot;
 }
 
 std::uint64_t DramTimeline::first_switch(std::uint32_t b) const {
-  for (const Waiting& w : waiting_[b])
+  for (const std::uint32_t slot : waiting_[b]) {
+    const Waiting& w = slab_[slot];
     if (!row_open(banks_[b], w.row, w.entry.at)) return std::max(w.entry.at, banks_[b].next_pre);
+  }
   return kNever;
 }
 
@@ -253,21 +259,24 @@ void DramTimeline::settle(std::uint64_t now) {
 }
 
 void DramTimeline::settle_bank(std::uint32_t b, std::uint64_t now) {
-  std::vector<Waiting>& queue = waiting_[b];
+  std::vector<std::uint32_t>& queue = waiting_[b];
   for (;;) {
     // The oldest piece needing the row changed: the precharge for it issues once no hit that
     // arrived by then is left.
     std::size_t changer = queue.size();
-    for (std::size_t i = 0; i < queue.size(); ++i)
-      if (!row_open(banks_[b], queue[i].row, queue[i].entry.at)) {
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      const Waiting& w = slab_[queue[i]];
+      if (!row_open(banks_[b], w.row, w.entry.at)) {
         changer = i;
         break;
       }
+    }
     const std::uint64_t switch_at =
-        changer < queue.size() ? std::max(queue[changer].entry.at, banks_[b].next_pre) : kNever;
+        changer < queue.size() ? std::max(slab_[queue[changer]].entry.at, banks_[b].next_pre)
+                               : kNever;
     bool placed = false;
     for (std::size_t i = 0; i < queue.size(); ++i) {
-      const Waiting& w = queue[i];
+      const Waiting& w = slab_[queue[i]];
       // A hit that arrived after the row change waits for its row to come back.
       if (i == changer || !row_open(banks_[b], w.row, w.entry.at) || w.entry.at > switch_at)
         continue;
@@ -278,14 +287,15 @@ void DramTimeline::settle_bank(std::uint32_t b, std::uint64_t now) {
     }
     if (placed) continue;
     if (changer == queue.size() || switch_at >= now) return;
-    place(queue[changer].id, queue[changer], switch_at);
+    const Waiting& w = slab_[queue[changer]];
+    place(w.id, w, switch_at);
     remove_waiting(b, changer);
   }
 }
 
 void DramTimeline::remove_waiting(std::uint32_t b, std::size_t i) {
-  std::vector<Waiting>& queue = waiting_[b];
-  spare_.push_back(std::move(queue[i]));
+  std::vector<std::uint32_t>& queue = waiting_[b];
+  slab_free_.push_back(queue[i]);
   queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i));
 }
 

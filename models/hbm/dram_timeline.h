@@ -102,7 +102,7 @@ class DramTimeline {
   // other hit to come (kNever: none needs one).
   std::uint64_t first_switch(std::uint32_t b) const;
   void remove_waiting(std::uint32_t b, std::size_t i);
-  Waiting take_spare();
+  std::uint32_t new_waiting();  // a free slot of slab_
   // Reserves the all-bank refresh windows up to `cycle` on the bus and activate timelines.
   void reserve_refreshes(std::uint64_t cycle);
 
@@ -133,9 +133,12 @@ class DramTimeline {
   std::vector<std::uint64_t> ready_;                            // place(): when each can go
   std::vector<Piece> pieces_;
   std::vector<PieceId> free_;
-  std::vector<std::vector<Waiting>> waiting_;  // per bank, in arrival order
-  std::vector<std::uint32_t> waiting_banks_;   // banks with waiting pieces
-  std::vector<Waiting> spare_;                 // emptied entries, their vectors' storage kept
+  // Waiting pieces stay where they are in slab_ (their vectors keep their storage when freed);
+  // the queues hold their slots.
+  std::vector<Waiting> slab_;
+  std::vector<std::uint32_t> slab_free_;
+  std::vector<std::vector<std::uint32_t>> waiting_;  // per bank, slots in arrival order
+  std::vector<std::uint32_t> waiting_banks_;         // banks with waiting pieces
   // No waiting piece can be decided before this cycle: settle() is skipped until then.
   std::uint64_t next_settle_ = kNever;
   std::uint64_t burst_bytes_;
