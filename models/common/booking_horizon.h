@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace tpusim::models {
@@ -18,32 +17,40 @@ class BookingHorizon {
  public:
   // Times in SystemC's integer units (sc_time::value()). Every close() names an arrival that
   // was opened and not yet closed.
-  void open(std::uint64_t arrival) { push(open_, arrival); }
-  void close(std::uint64_t arrival) {
-    // Closed lazily: the earliest open arrival is only dropped once it reaches the top of both
-    // heaps (a node-based set cost an allocation per DMA chunk).
-    push(closed_, arrival);
-    while (!closed_.empty() && open_.front() == closed_.front()) {
-      pop(open_);
-      pop(closed_);
+  void open(std::uint64_t arrival) {
+    if (first_ >= 64 && first_ * 2 >= open_.size()) {
+      open_.erase(open_.begin(), open_.begin() + static_cast<std::ptrdiff_t>(first_));
+      first_ = 0;
     }
+    // Kept sorted. Transactions are posted at the present or later, so most arrivals come in
+    // order and are appended.
+    std::size_t i = open_.size();
+    open_.push_back({arrival, false});
+    for (; i > first_ && open_[i - 1].arrival > arrival; --i) open_[i] = open_[i - 1];
+    open_[i] = {arrival, false};
+  }
+  void close(std::uint64_t arrival) {
+    // Marked closed where it is; the earliest open arrival moves on past closed ones. (A binary
+    // heap with lazily matched closes cost four heap operations per transaction.)
+    auto it =
+        std::lower_bound(open_.begin() + static_cast<std::ptrdiff_t>(first_), open_.end(), arrival,
+                         [](const Open& o, std::uint64_t t) { return o.arrival < t; });
+    while (it->closed) ++it;  // the same arrival opened more than once
+    it->closed = true;
+    while (first_ < open_.size() && open_[first_].closed) ++first_;
   }
   // The earliest time a booking may still be made at, given the present.
   std::uint64_t earliest(std::uint64_t present) const {
-    return open_.empty() ? present : std::min(present, open_.front());
+    return first_ < open_.size() ? std::min(present, open_[first_].arrival) : present;
   }
 
  private:
-  using MinHeap = std::vector<std::uint64_t>;
-  static void push(MinHeap& h, std::uint64_t v) {
-    h.push_back(v);
-    std::push_heap(h.begin(), h.end(), std::greater<>());
-  }
-  static void pop(MinHeap& h) {
-    std::pop_heap(h.begin(), h.end(), std::greater<>());
-    h.pop_back();
-  }
-  MinHeap open_, closed_;
+  struct Open {
+    std::uint64_t arrival;
+    bool closed;
+  };
+  std::vector<Open> open_;  // sorted by arrival from first_; the ones before are closed
+  std::size_t first_ = 0;
 };
 
 }  // namespace tpusim::models

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/common/booking_horizon.h"
 #include "models/noc/noc_timing.h"
 
 using namespace tpusim;
@@ -225,4 +226,32 @@ TEMPLATE_TEST_CASE("busy timeline: first fit agrees with a scan of every reserva
     }
   }
   CHECK(most_live > 100);
+}
+
+TEST_CASE("booking horizon: the earliest open arrival, opened and closed in any order",
+          "[noc][timeline]") {
+  BookingHorizon horizon;
+  std::vector<std::uint64_t> open;  // the reference: every open arrival
+  std::uint64_t state = 99;
+  const auto next = [&](std::uint64_t range) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % range;
+  };
+  std::uint64_t present = 1000;
+  for (int i = 0; i < 20000; ++i) {
+    present += next(3);
+    if (open.empty() || next(2) == 0) {
+      // Mostly at the present; a write's data arrives later; repeats are common.
+      const std::uint64_t arrival = present + (next(4) == 0 ? next(50) : 0);
+      horizon.open(arrival);
+      open.push_back(arrival);
+    } else {
+      const std::size_t k = next(open.size());  // completions come in any order
+      horizon.close(open[k]);
+      open.erase(open.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    const std::uint64_t expected =
+        open.empty() ? present : std::min(present, *std::min_element(open.begin(), open.end()));
+    REQUIRE(horizon.earliest(present) == expected);
+  }
 }
