@@ -8,6 +8,8 @@
 // after the earliest open arrival, so a late booking still sees what it must not overlap.
 
 #include <algorithm>
+#include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -30,12 +32,12 @@ class BookingHorizon {
     open_[i] = {arrival, false};
   }
   void close(std::uint64_t arrival) {
-    // Marked closed where it is; the earliest open arrival moves on past closed ones. (A binary
-    // heap with lazily matched closes cost four heap operations per transaction.)
+    // Marked closed where it is; the earliest open arrival moves on past closed ones.
     auto it =
         std::lower_bound(open_.begin() + static_cast<std::ptrdiff_t>(first_), open_.end(), arrival,
                          [](const Open& o, std::uint64_t t) { return o.arrival < t; });
-    while (it->closed) ++it;  // the same arrival opened more than once
+    while (it != open_.end() && it->arrival == arrival && it->closed) ++it;  // opened twice
+    assert(it != open_.end() && it->arrival == arrival);  // it was opened and is not closed
     it->closed = true;
     while (first_ < open_.size() && open_[first_].closed) ++first_;
   }

@@ -158,7 +158,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
     // The bursts whose banks are ready first go first: a hit need not wait behind an activate.
     // Pieces are a few bursts, most already in order: an insertion sort, stable.
     const std::uint64_t ready = std::max(bank.next_col, entries[i]);
-    // Fields written one by one: a pair built on the stack stalled on store-to-load forwarding.
+    // Two plain arrays: a pair built on the stack and copied in stalls on store forwarding.
     std::uint32_t k = i;
     for (; k > 0 && ready_[k - 1] > ready; --k) {
       ready_[k] = ready_[k - 1];

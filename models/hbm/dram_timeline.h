@@ -11,7 +11,6 @@
 // (models/hbm/README.md, "The timeline engine"). No SystemC.
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "models/common/busy_timeline.h"

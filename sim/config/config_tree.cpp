@@ -344,7 +344,6 @@ void emit(YAML::Emitter& out, const ConfigNode& node, bool flow_maps) {
       if (flow_maps) out << YAML::Flow;
       out << YAML::BeginMap;
       for (const auto& [key, value] : node.entries()) {
-        if (value.is_null()) continue;  // an absent key (removed by --set key=null)
         out << YAML::Key << key << YAML::Value;
         emit(out, value, flow_maps);
       }
@@ -457,14 +456,17 @@ void apply_override(ConfigNode& root, const std::string& assignment) {
   } catch (const ConfigError& e) {
     // The value is not a file: its position is told within it, after the assignment it is in.
     const SourceLocation& at = e.where();
-    std::string position;
-    if (at.line > 1) position = " at line " + std::to_string(at.line) + ",";
+    std::string head, message = e.message();
+    if (message.rfind("invalid YAML: ", 0) == 0) {
+      head = "invalid YAML";
+      message = message.substr(14);
+    }
     if (at.column > 0)
-      position += (position.empty() ? " at" : "") + std::string(" column ") +
-                  std::to_string(at.column) + " of the value";
-    std::string message = e.message();
-    if (message.rfind("invalid YAML", 0) == 0) message = message.substr(message.find(':') + 2);
-    throw ConfigError(where, path, "invalid YAML" + position + ": " + message);
+      head += std::string(head.empty() ? "" : " ") + "at " +
+              (at.line > 1 ? "line " + std::to_string(at.line) + " column " : "column ") +
+              std::to_string(at.column) + " of the value";
+    if (!e.key_path().empty()) head += (head.empty() ? "key '" : ", key '") + e.key_path() + "'";
+    throw ConfigError(where, path, head.empty() ? message : head + ": " + message);
   }
   ConfigNode* node = &root;
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {

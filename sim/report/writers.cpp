@@ -63,8 +63,7 @@ json config_json(const config::ConfigNode& node) {
     }
     case config::ConfigNode::Kind::kMap: {
       json o = json::object();
-      for (const auto& [key, value] : node.entries())
-        if (!value.is_null()) o[key] = config_json(value);  // null: removed by --set key=null
+      for (const auto& [key, value] : node.entries()) o[key] = config_json(value);
       return o;
     }
   }
