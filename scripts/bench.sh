@@ -22,16 +22,20 @@ for form in tasm tbin; do
   /usr/bin/python3 -c "print(f'exec $form: {$wall:.2f} s wall, {$cycles} cycles, {$cycles/max($wall,1e-3)/1e6:.1f} M simulated cycles/s, peak RSS {$rss_kib/1024:.0f} MiB')"
 done
 
-# Memory path: bytes simulated per wall second, streaming and gather, simple vs hbm model.
+# Memory path: bytes simulated per wall second, streaming and gather: simple, hbm (command engine)
+# and hbm with the timeline engine.
 tpusim_build gen_memory
 mem_bytes="${MEM_BYTES:-268435456}"
 for pattern in stream gather; do
   bytes=$mem_bytes
   [ "$pattern" = gather ] && bytes=$((mem_bytes / 4))
   "$TPUSIM_BUILD/bench/gen_memory" "$pattern" "$bytes" 4 > "$work/m.tasm"
-  for model in simple hbm; do
+  for model in simple hbm timeline; do
+    # timeline: the hbm model with its faster engine (controller.engine: timeline).
+    sets=(--set "memory.model=$model")
+    [ "$model" = timeline ] && sets=(--set memory.model=hbm --set memory.hbm.controller.engine=timeline)
     /usr/bin/time -f "%e %M" -o "$work/time" "$TPUSIM_BUILD/tpusim" exec -q -c "$chip" "$work/m.tasm" \
-      --set "memory.model=$model" -o "$work/out" > /dev/null
+      "${sets[@]}" -o "$work/out" > /dev/null
     read -r wall rss_kib < "$work/time"
     /usr/bin/python3 - "$work/out/report.json" "$pattern" "$model" "$wall" "$rss_kib" <<'PY'
 import json, sys
