@@ -54,12 +54,18 @@ class BusyTimeline {
   }
 
   // Forgets intervals that end before `now` (no later reservation can start before it).
+  // Forgetting changes no result, only how far a search may look, so it waits until `now` has
+  // passed the end of the first live interval as it was at the last forgetting: callers forget
+  // on every request, and reading the first interval each time costs a cache miss.
   void forget_before(Time now) {
+    if (!(now > forget_after_)) return;
     while (first_ < busy_.size() && busy_[first_].end < now) ++first_;
     if (first_ >= 64 && first_ * 2 >= busy_.size()) {
       busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(first_));
       first_ = 0;
     }
+    // With nothing live, the next reservation will be first: check again next time.
+    forget_after_ = first_ < busy_.size() ? busy_[first_].end : Time{};
   }
 
   std::size_t intervals() const { return busy_.size() - first_; }
@@ -108,6 +114,7 @@ class BusyTimeline {
   // indexes several times faster than a deque on this path).
   std::vector<Interval> busy_;
   std::size_t first_ = 0;
+  Time forget_after_{};  // forget_before() does nothing until its `now` passes this
 };
 
 }  // namespace tpusim::models

@@ -36,9 +36,9 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
   // first) or already has pieces waiting for a row change (they go first).
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t b = bank_index(bursts[i]);
-    const Bank& bank = banks_[b];
+    Bank& bank = banks_[b];
     const bool open = row_open(bank, bursts[i].row, entry);
-    if (waiting_[b].empty()) {
+    if (bank.waiting == 0) {
       if (open || bank.open_row == kClosed || entry >= bank.refresh_closes) continue;
     } else if (open && entry <= first_switch(b)) {
       continue;  // a hit that holds the waiting row change back
@@ -52,7 +52,7 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
     w.entry = in;
     w.bursts.assign(bursts, bursts + n);
     w.entries.assign(entries_.begin(), entries_.end());
-    if (waiting_[b].empty()) waiting_banks_.push_back(b);
+    if (bank.waiting++ == 0) waiting_banks_.push_back(b);
     waiting_[b].push_back(slot);
     pieces_[id].waits_on = b;
     waiting_bursts_ += n - in.self_left;
@@ -148,7 +148,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
         ++p.misses;
       }
       const std::uint64_t act = acts_.reserve(act_floor, act_slot_);
-      bank.open_row = a.row;
+      bank.open_row = static_cast<std::int32_t>(a.row);
       bank.refresh_closes = (act / t_.REFI + 1) * t_.REFI;
       bank.next_col = act + t_.RCD;
       bank.next_act = act + t_.RC;
@@ -248,7 +248,7 @@ void DramTimeline::settle(std::uint64_t now) {
   for (std::size_t i = 0; i < waiting_banks_.size();) {
     const std::uint32_t b = waiting_banks_[i];
     settle_bank(b, now);
-    if (waiting_[b].empty()) {
+    if (banks_[b].waiting == 0) {
       waiting_banks_[i] = waiting_banks_.back();
       waiting_banks_.pop_back();
     } else {
@@ -296,6 +296,7 @@ void DramTimeline::settle_bank(std::uint32_t b, std::uint64_t now) {
 void DramTimeline::remove_waiting(std::uint32_t b, std::size_t i) {
   std::vector<std::uint32_t>& queue = waiting_[b];
   slab_free_.push_back(queue[i]);
+  --banks_[b].waiting;
   queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i));
 }
 

@@ -50,10 +50,12 @@ class DramTimeline {
   DramControllerStats stats() const;
 
  private:
-  static constexpr std::int64_t kClosed = -1;
+  static constexpr std::int32_t kClosed = -1;  // rows are fewer than 2^24
   static constexpr std::uint64_t kNever = ~std::uint64_t{0};
   struct Bank {
-    std::int64_t open_row = kClosed;
+    std::int32_t open_row = kClosed;
+    // Pieces in waiting_ for this bank: kept here, on the line serve() reads anyway.
+    std::uint32_t waiting = 0;
     std::uint64_t refresh_closes = 0;  // the refresh after its ACT, which closes the row
     std::uint64_t next_col = 0;        // tRCD after its ACT
     std::uint64_t next_act = 0;        // tRC after its ACT, tRP after its PRE
@@ -80,7 +82,7 @@ class DramTimeline {
     return a.bank_group * banks_per_group_ + a.bank;
   }
   bool row_open(const Bank& b, std::uint32_t row, std::uint64_t at) const {
-    return b.open_row == std::int64_t{row} && at < b.refresh_closes;
+    return std::int64_t{b.open_row} == std::int64_t{row} && at < b.refresh_closes;
   }
   // When `n` bursts arriving at `arrival` enter the queue (each in entries_), each once enough
   // have left that the queue has room; counts them as entered.
