@@ -192,8 +192,9 @@ TEST_CASE("busy timeline: next_free names the first free moment and how long it 
 
 TEMPLATE_TEST_CASE("busy timeline: first fit agrees with a scan of every reservation",
                    "[noc][timeline]", std::uint64_t, double) {
-  // Hundreds of live intervals and requests far behind the last one, so the search by halves is
-  // taken; whole numbers, so the double timeline's 1 fs touch tolerance never decides a fit.
+  // Hundreds of live intervals and requests far behind the last one, so the search by quarters
+  // and halves is taken; whole numbers, so the double timeline's 1 fs touch tolerance never
+  // decides a fit.
   BusyTimeline<TestType> timeline;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> booked;  // [start, end), disjoint
   std::uint64_t state = 12345;
