@@ -47,7 +47,9 @@ constexpr std::uint32_t kNoPiece = ~0u;
 std::uint64_t dram_cycle_at(double seconds, double hz) {
   const double cycles = seconds * hz - 1e-6;
   if (cycles <= 0) return 0;
-  const auto whole = static_cast<std::uint64_t>(cycles);
+  // Through int64: one instruction, where a double to uint64 conversion takes a branch. A run
+  // of 2^63 DRAM cycles would last centuries of simulated time.
+  const auto whole = static_cast<std::uint64_t>(static_cast<std::int64_t>(cycles));
   return double(whole) < cycles ? whole + 1 : whole;
 }
 }  // namespace
@@ -169,14 +171,20 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
   }
   const std::uint64_t until = timeline_.empty() ? 0 : decidable_until();
   std::uint32_t start = 0;
+  double last_at_memory = -1;
+  std::uint64_t cycle = 0;
   for (Piece& p : t.pieces) {
     piece_of_channel_[p.channel] = kNoPiece;
     const std::uint32_t there = noc_.memory_node(p.channel);
     const double at_memory =
         t.write ? noc_.transfer(here, there, p.bytes, t.arrival_s, t.arrival_s, now)
                 : t.arrival_s + noc_.latency(here, there);
-    // A request arriving mid-cycle is seen at the next DRAM clock edge.
-    const std::uint64_t cycle = dram_cycle_at(at_memory, dram_ck_hz_);
+    // A request arriving mid-cycle is seen at the next DRAM clock edge. On a crossbar every
+    // piece of a read arrives at once.
+    if (at_memory != last_at_memory) {
+      last_at_memory = at_memory;
+      cycle = dram_cycle_at(at_memory, dram_ck_hz_);
+    }
     t.last_arrival_cycle = std::max(t.last_arrival_cycle, cycle);
     if (timeline_.empty()) {
       DramController& controller = dram_[p.channel];
