@@ -126,11 +126,17 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
   reserve_refreshes(std::max(at, tail_end_) + t_.REFI);
   ready_.resize(n);
   order_.resize(n);
+  offsets_.resize(n);
+  // Raw pointers: the compiler would reload a member vector's data after every store.
+  std::uint64_t* const ready_at = ready_.data();
+  std::uint32_t* const order = order_.data();
+  std::uint64_t* const offsets = offsets_.data();
+  Bank* const banks = banks_.data();
   std::uint64_t groups_seen = 0;
   bool group_repeats = false;
   for (std::uint32_t i = 0; i < n; ++i) {
     const DramAddress& a = bursts[i];
-    Bank& bank = banks_[bank_index(a)];
+    Bank& bank = banks[bank_index(a)];
     const std::uint64_t group_bit = std::uint64_t{1} << (a.bank_group & 63);
     group_repeats = group_repeats || (groups_seen & group_bit);
     groups_seen |= group_bit;
@@ -160,32 +166,31 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
     const std::uint64_t ready = std::max(bank.next_col, entries[i]);
     // Two plain arrays: a pair built on the stack and copied in stalls on store forwarding.
     std::uint32_t k = i;
-    for (; k > 0 && ready_[k - 1] > ready; --k) {
-      ready_[k] = ready_[k - 1];
-      order_[k] = order_[k - 1];
+    for (; k > 0 && ready_at[k - 1] > ready; --k) {
+      ready_at[k] = ready_at[k - 1];
+      order[k] = order[k - 1];
     }
-    ready_[k] = ready;
-    order_[k] = i;
+    ready_at[k] = ready;
+    order[k] = i;
   }
   // Each burst's place in the train: tCCD_S after the one before, tCCD_L after the last one of
   // its bank group.
   const std::uint64_t spacing = std::max(t_.BURST, t_.CCD_S);
-  offsets_.resize(n);
-  for (std::uint32_t j = 0; j < n; ++j) offsets_[j] = j * spacing;
+  for (std::uint32_t j = 0; j < n; ++j) offsets[j] = j * spacing;
   if (group_repeats) {
     std::array<std::uint64_t, 64> group_free{};  // each group's next burst no sooner
     for (std::uint32_t j = 0; j < n; ++j) {
-      const std::uint32_t g = bursts[order_[j]].bank_group & 63;
-      offsets_[j] = std::max(j == 0 ? 0 : offsets_[j - 1] + spacing, group_free[g]);
-      group_free[g] = offsets_[j] + t_.CCD_L;
+      const std::uint32_t g = bursts[order[j]].bank_group & 63;
+      offsets[j] = std::max(j == 0 ? 0 : offsets[j - 1] + spacing, group_free[g]);
+      group_free[g] = offsets[j] + t_.CCD_L;
     }
   }
-  const std::uint64_t length = offsets_[n - 1] + t_.BURST;
+  const std::uint64_t length = offsets[n - 1] + t_.BURST;
   const std::uint64_t latency = write ? t_.WL : t_.CL;
   std::uint64_t column_ready = 0;
   for (std::uint32_t j = 0; j < n; ++j) {
-    const std::uint64_t ready = ready_[j];
-    column_ready = std::max(column_ready, ready > offsets_[j] ? ready - offsets_[j] : 0);
+    const std::uint64_t ready = ready_at[j];
+    column_ready = std::max(column_ready, ready > offsets[j] ? ready - offsets[j] : 0);
   }
   std::uint64_t earliest = column_ready + latency;
   if (write != tail_write_ && bus_.fit(earliest, length) >= tail_end_) {
@@ -205,10 +210,12 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
   p.last_done = end;
   p.done = true;
   if (waited) waiting_bursts_ -= n - entry.self_left;
+  std::uint32_t* const short_latency = short_latency_.data();
+  std::uint64_t latency_sum = 0;
   for (std::uint32_t j = 0; j < n; ++j) {
-    const std::uint64_t done = start + offsets_[j] + t_.BURST;
+    const std::uint64_t done = start + offsets[j] + t_.BURST;
     const std::uint64_t command = done - t_.BURST - latency;
-    Bank& bank = banks_[bank_index(bursts[order_[j]])];
+    Bank& bank = banks[bank_index(bursts[order[j]])];
     bank.next_pre = std::max(bank.next_pre, write ? done + t_.WR : command + t_.RTP);
     // It leaves the queue with its column command, unless its leaving was taken already (by
     // the piece's own later bursts, or as a waiting burst's estimate).
@@ -220,11 +227,12 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
     }
     const std::uint64_t wait = done - arrival;
     if (wait < kShortLatency)
-      ++short_latency_[wait];
+      ++short_latency[wait];
     else
       stats_.latency.add(wait);
-    stats_.latency_cycles += wait;
+    latency_sum += wait;
   }
+  stats_.latency_cycles += latency_sum;
   (write ? stats_.writes : stats_.reads) += n;
   stats_.row_hits += p.hits;
   stats_.row_misses += p.misses;
