@@ -89,7 +89,7 @@ DramTimeline::Entry DramTimeline::enter(std::uint64_t arrival, std::uint32_t n) 
   return e;
 }
 
-void DramTimeline::add_leave(std::uint64_t cycle) {
+void DramTimeline::insert_leave(std::uint64_t cycle) {
   if (leaves_first_ >= 64 && leaves_first_ * 2 >= leaves_.size()) {
     leaves_.erase(leaves_.begin(), leaves_.begin() + static_cast<std::ptrdiff_t>(leaves_first_));
     leaves_first_ = 0;

@@ -124,7 +124,15 @@ class DramTimeline {
   // leaves_[leaves_first_]. Most are later than all before them: inserted from the back.
   std::vector<std::uint64_t> leaves_;
   std::size_t leaves_first_ = 0;
-  void add_leave(std::uint64_t cycle);
+  void add_leave(std::uint64_t cycle) {
+    // Most leave after every leave before them, and the vector has room: appended here.
+    if (leaves_.size() < leaves_.capacity() &&
+        (leaves_.size() == leaves_first_ || leaves_.back() <= cycle))
+      leaves_.push_back(cycle);
+    else
+      insert_leave(cycle);
+  }
+  void insert_leave(std::uint64_t cycle);  // the general case, which also drops taken leaves
   // Bursts of waiting pieces (their leaving still unknown), and how many of those entries have
   // already taken as left at their earliest (when no decided leave was left to take).
   std::uint64_t waiting_bursts_ = 0, presumed_left_ = 0;
