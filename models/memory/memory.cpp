@@ -112,12 +112,26 @@ double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write
 std::uint64_t Memory::decidable_until() const {
   // A request posted now or later reaches a controller at this cycle or later (dram_post
   // rounds arrivals up the same way), so every command before it can be decided.
-  return dram_cycle_at(sc_core::sc_time_stamp().to_seconds(), dram_ck_hz_);
+  const sc_core::sc_time& present = sc_core::sc_time_stamp();
+  if (present.value() != until_value_) {
+    until_value_ = present.value();
+    until_cycle_ = dram_cycle_at(present.to_seconds(), dram_ck_hz_);
+  }
+  return until_cycle_;
+}
+
+double Memory::horizon_seconds() const {
+  const std::uint64_t horizon = ctx_.booking_horizon();
+  if (horizon != horizon_value_) {
+    horizon_value_ = horizon;
+    horizon_s_ = sc_core::sc_time::from_value(horizon).to_seconds();
+  }
+  return horizon_s_;
 }
 
 void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) {
   // Links keep what a late booking (BookingHorizon) could still overlap.
-  const double now = sc_core::sc_time::from_value(ctx_.booking_horizon()).to_seconds();
+  const double now = horizon_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
   const std::uint64_t burst = address_map_.burst_bytes();
   const std::uint64_t first = addr / burst * burst;
@@ -238,7 +252,7 @@ bool Memory::timeline_decide(Transaction& t) {
 template <class Result, class Release>
 void Memory::complete_pieces(Transaction& t, const Result& result, const Release& release) {
   // The data's return may be booked at a time already past (see BookingHorizon).
-  const double now = sc_core::sc_time::from_value(ctx_.booking_horizon()).to_seconds();
+  const double now = horizon_seconds();
   const std::uint32_t here = noc_.core_node(t.core);
   MemoryStats& s = stats_[t.op];
   double done = t.arrival_s;

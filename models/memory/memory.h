@@ -150,6 +150,8 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   void complete_pieces(Transaction& t, const Result& result, const Release& release);
   // The DRAM cycle from which requests may still arrive: commands before it are decidable.
   std::uint64_t decidable_until() const;
+  // The booking horizon (SimContext::booking_horizon) in seconds.
+  double horizon_seconds() const;
   void finish(Transaction& t);
 
   const SimContext& ctx_;
@@ -171,6 +173,11 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   std::vector<DramAddress> mapped_;
   std::vector<std::uint32_t> piece_fill_;
   std::vector<DramAddress> sorted_;
+  // The last conversions of the two above, by the sc_time value they were made for: asked for
+  // several times per transaction, mostly at one present.
+  mutable std::uint64_t until_value_ = ~std::uint64_t{0}, until_cycle_ = 0;
+  mutable std::uint64_t horizon_value_ = ~std::uint64_t{0};
+  mutable double horizon_s_ = 0;
   PerOpStats<MemoryStats> stats_;
   BackingStore store_;
   std::uint32_t track_;
