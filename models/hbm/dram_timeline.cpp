@@ -53,6 +53,7 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
     w.bursts.assign(bursts, bursts + n);
     w.entries.assign(entries_.begin(), entries_.end());
     if (bank.waiting++ == 0) waiting_banks_.push_back(b);
+    bank.settled_changer = kChanged;
     waiting_[b].push_back(slot);
     pieces_[id].waits_on = b;
     waiting_bursts_ += n - in.self_left;
@@ -154,6 +155,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
         ++p.misses;
       }
       const std::uint64_t act = acts_.reserve(act_floor, act_slot_);
+      bank.settled_changer = kChanged;
       bank.open_row = static_cast<std::int32_t>(a.row);
       bank.refresh_closes = (act / t_.REFI + 1) * t_.REFI;
       bank.next_col = act + t_.RCD;
@@ -255,12 +257,18 @@ void DramTimeline::settle(std::uint64_t now) {
   next_settle_ = kNever;
   for (std::size_t i = 0; i < waiting_banks_.size();) {
     const std::uint32_t b = waiting_banks_[i];
-    settle_bank(b, now);
-    if (banks_[b].waiting == 0) {
+    Bank& bank = banks_[b];
+    // Neither its row nor its queue changed since it was last settled (pieces that hit may
+    // have moved its precharge floor): settle_bank() would find the same piece to change the
+    // row for, so it has nothing to do unless a hit has become placeable or the change is due.
+    if (bank.settled_changer == kChanged || bank.settled_hit_min <= switch_of(bank) ||
+        switch_of(bank) < now)
+      settle_bank(b, now);
+    if (bank.waiting == 0) {
       waiting_banks_[i] = waiting_banks_.back();
       waiting_banks_.pop_back();
     } else {
-      next_settle_ = std::min(next_settle_, first_switch(b));
+      next_settle_ = std::min(next_settle_, switch_of(bank));  // first_switch(b)
       ++i;
     }
   }
@@ -279,22 +287,31 @@ void DramTimeline::settle_bank(std::uint32_t b, std::uint64_t now) {
         break;
       }
     }
+    const std::uint64_t changer_at =
+        changer < queue.size() ? slab_[queue[changer]].entry.at : kNever;
     const std::uint64_t switch_at =
-        changer < queue.size() ? std::max(slab_[queue[changer]].entry.at, banks_[b].next_pre)
-                               : kNever;
+        changer < queue.size() ? std::max(changer_at, banks_[b].next_pre) : kNever;
+    std::uint64_t hit_min = kNever;  // the earliest entry of a hit that must wait
     bool placed = false;
     for (std::size_t i = 0; i < queue.size(); ++i) {
       const Waiting& w = slab_[queue[i]];
+      if (i == changer || !row_open(banks_[b], w.row, w.entry.at)) continue;
       // A hit that arrived after the row change waits for its row to come back.
-      if (i == changer || !row_open(banks_[b], w.row, w.entry.at) || w.entry.at > switch_at)
+      if (w.entry.at > switch_at) {
+        hit_min = std::min(hit_min, w.entry.at);
         continue;
+      }
       place(w.id, w, 0);
       remove_waiting(b, i);
       placed = true;
       break;
     }
     if (placed) continue;
-    if (changer == queue.size() || switch_at >= now) return;
+    if (changer == queue.size() || switch_at >= now) {
+      banks_[b].settled_changer = changer_at;
+      banks_[b].settled_hit_min = hit_min;
+      return;
+    }
     const Waiting& w = slab_[queue[changer]];
     place(w.id, w, switch_at);
     remove_waiting(b, changer);

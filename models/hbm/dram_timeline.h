@@ -10,6 +10,7 @@
 // command engine's: a burst enters once enough have left that there is room
 // (models/hbm/README.md, "The timeline engine"). No SystemC.
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -52,6 +53,7 @@ class DramTimeline {
  private:
   static constexpr std::int32_t kClosed = -1;  // rows are fewer than 2^24
   static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+  static constexpr std::uint64_t kChanged = kNever - 1;
   struct Bank {
     std::int32_t open_row = kClosed;
     // Pieces in waiting_ for this bank: kept here, on the line serve() reads anyway.
@@ -60,7 +62,15 @@ class DramTimeline {
     std::uint64_t next_col = 0;        // tRCD after its ACT
     std::uint64_t next_act = 0;        // tRC after its ACT, tRP after its PRE
     std::uint64_t next_pre = 0;        // tRAS after ACT, tRTP after a read, tWR after write data
+    // What settle_bank() last left waiting: the entry of the piece that needs the row changed
+    // (kNever: none) and the earliest entry of a hit behind that change; kChanged once the
+    // open row or the queue has changed since.
+    std::uint64_t settled_changer = kChanged, settled_hit_min = kNever;
   };
+  // first_switch() of a bank settle_bank() has left unchanged since.
+  static std::uint64_t switch_of(const Bank& b) {
+    return b.settled_changer == kNever ? kNever : std::max(b.settled_changer, b.next_pre);
+  }
   // When a piece entered the controller's queue; its bursts' own entries are in entries_.
   struct Entry {
     std::uint64_t at = 0;  // its first burst: from then on it holds a precharge back

@@ -115,6 +115,62 @@ TEST_CASE("dram timeline: a row change waits for the hits that arrive before it"
   CHECK(d.piece(late).conflicts == 1);
 }
 
+TEST_CASE("dram timeline: a hit that waited goes first once another hit delays the change",
+          "[dram][timeline][frfcfs]") {
+  DramTimeline d(spec());
+  one(d, at(0, 0, 5), 0);  // row 5 open; its precharge floor is tRAS = 34
+  // Row 6 at 40: the change is due at max(40, 34) = 40.
+  const auto change = one(d, at(0, 0, 6), 40);
+  // A hit entering at 42 comes after the change is due: it waits behind it.
+  const auto late = d.serve(std::array<DramAddress, 1>{at(0, 0, 5, 1)}.data(), 1, false, 42, 40);
+  CHECK_FALSE(d.piece(late).done);
+  d.settle(40);  // nothing is due before 40
+  CHECK_FALSE(d.piece(change).done);
+  CHECK_FALSE(d.piece(late).done);
+  // A hit entering at 40 goes before the change, and its read at 40 moves the change to
+  // 40 + tRTP = 45: now the waiting hit enters before it too.
+  const auto early = one(d, at(0, 0, 5, 2), 40);
+  REQUIRE(d.piece(early).done);
+  CHECK(d.piece(early).last_done == 40 + CL + BURST);
+  d.settle(41);
+  REQUIRE(d.piece(late).done);
+  CHECK(d.piece(late).hits == 1);
+  CHECK(d.piece(late).last_done == 42 + CL + BURST);
+  // Its read at 42 holds the precharge to 42 + tRTP.
+  CHECK_FALSE(d.piece(change).done);
+  CHECK(d.not_before(change) == 42 + RTP);
+}
+
+TEST_CASE("dram timeline: a waiting change becomes a hit when another piece opens its row",
+          "[dram][timeline][frfcfs]") {
+  DramTimeline d(spec());
+  one(d, at(0, 0, 5), 0);  // bank A: row 5, ACT at 0
+  one(d, at(1, 0, 5), 0);  // bank B: row 5, ACT in the next slot
+  // B to row 6 at 40: due at B's precharge floor, kActSlot + tRAS = 42.
+  const auto b_change = one(d, at(1, 0, 6), 40);
+  d.settle(40);
+  CHECK_FALSE(d.piece(b_change).done);
+  // A piece for row 6 in both banks at 41 waits on A, whose change is due at once (tRAS = 34).
+  const std::array<DramAddress, 2> both{at(0, 0, 6), at(1, 0, 6)};
+  const auto p = d.serve(both.data(), 2, false, 41, 41);
+  CHECK_FALSE(d.piece(p).done);
+  d.settle(42);  // B's change is not due before 42; A's is
+  REQUIRE(d.piece(p).done);
+  CHECK(d.piece(p).conflicts == 2);
+  CHECK_FALSE(d.piece(b_change).done);
+  // p opened row 6 in B too: B's waiting piece is a hit now, and goes at the next settle.
+  d.settle(43);
+  REQUIRE(d.piece(b_change).done);
+  CHECK(d.piece(b_change).hits == 1);
+  CHECK(d.piece(b_change).conflicts == 0);
+  // Its read follows B's ACT for p by tRCD, and p's data on the bus.
+  const std::uint64_t act_a = std::max(RC, 41 + RP);
+  const std::uint64_t act_b = std::max({kActSlot + RC, kActSlot + RAS + RP, act_a + kActSlot});
+  const std::uint64_t p_data = std::max(act_a + RCD, act_b + RCD - CCD_S) + CL;
+  CHECK(d.piece(p).last_done == p_data + CCD_S + BURST);
+  CHECK(d.piece(b_change).last_done == std::max(act_b + RCD + CL, d.piece(p).last_done) + BURST);
+}
+
 TEST_CASE("dram timeline: pieces share the data bus and space their bursts by bank group",
           "[dram][timeline]") {
   DramTimeline d(spec());
