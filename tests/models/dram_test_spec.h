@@ -8,7 +8,7 @@ namespace tpusim::test::dram {
 
 constexpr std::uint64_t RCD = 14, RP = 14, RAS = 34, RC = 50, CL = 14, WL = 4, CCD_S = 2, CCD_L = 4,
                         RRD_S = 4, RRD_L = 6, FAW = 30, WR = 16, WTR_S = 6, WTR_L = 8, RTP = 5,
-                        RFC = 260, REFI = 3900, BURST = 2;
+                        RFC = 260, REFI = 3900, RTW = 0, BURST = 2;
 constexpr std::uint64_t kBurstBytes = 32;  // 64 bits x BL4
 
 inline DramSpec channel_spec() {
@@ -26,7 +26,7 @@ inline DramSpec channel_spec() {
   s.clock = Hertz(1e9);
   const auto c = [](std::uint64_t n) { return Duration::of_cycles(n); };
   s.timing = {c(RCD),   c(RP),  c(RAS), c(RC),    c(CL),    c(WL),  c(CCD_S), c(CCD_L), c(RRD_S),
-              c(RRD_L), c(FAW), c(WR),  c(WTR_S), c(WTR_L), c(RTP), c(RFC),   c(REFI),  c(0)};
+              c(RRD_L), c(FAW), c(WR),  c(WTR_S), c(WTR_L), c(RTP), c(RFC),   c(REFI),  c(RTW)};
   return s;
 }
 

@@ -9,30 +9,13 @@
 
 #include "models/hbm/address_map.h"
 #include "models/hbm/dram_channel.h"
+#include "tests/models/dram_test_spec.h"
 
 using namespace tpusim;
 using namespace tpusim::models;
+using namespace tpusim::test::dram;
 
 namespace {
-
-constexpr std::uint64_t RCD = 14, RP = 14, RAS = 34, RC = 50, CL = 14, WL = 4, CCD_S = 2,
-                        CCD_L = 4, RRD_S = 4, RRD_L = 6, FAW = 30, WR = 16, WTR_S = 6, WTR_L = 8,
-                        RTP = 5, RFC = 260, REFI = 3900, RTW = 0, BURST = 2;
-
-DramSpec spec() {
-  DramSpec s;
-  s.bank_groups = 4;
-  s.banks_per_group = 4;
-  s.rows = 1024;
-  s.columns = 32;
-  s.burst_length = 4;
-  s.transfers_per_clock = 2;
-  s.clock = Hertz(1e9);
-  const auto c = [](std::uint64_t n) { return Duration::of_cycles(n); };
-  s.timing = {c(RCD), c(RP), c(RAS), c(RC), c(CL), c(WL), c(CCD_S), c(CCD_L), c(RRD_S),
-              c(RRD_L), c(FAW), c(WR), c(WTR_S), c(WTR_L), c(RTP), c(RFC), c(REFI), c(RTW)};
-  return s;
-}
 
 DramAddress at(std::uint32_t group, std::uint32_t bank, std::uint32_t row = 7) {
   DramAddress a;
@@ -54,14 +37,14 @@ using Cmd = DramCommand;
 }  // namespace
 
 TEST_CASE("dram: tRCD between activate and a column command", "[dram][timing]") {
-  DramChannel ch(spec());
+  DramChannel ch(channel_spec());
   ch.issue(Cmd::kActivate, at(0, 0), 0);
   brackets(ch, Cmd::kRead, at(0, 0), RCD);
   brackets(ch, Cmd::kWrite, at(0, 0), RCD);
 }
 
 TEST_CASE("dram: tRAS before precharge, tRP and tRC before the next activate", "[dram][timing]") {
-  DramChannel ch(spec());
+  DramChannel ch(channel_spec());
   ch.issue(Cmd::kActivate, at(0, 0), 0);
   brackets(ch, Cmd::kPrecharge, at(0, 0), RAS);
   SECTION("tRC binds when the precharge comes as early as tRAS allows") {
@@ -75,21 +58,21 @@ TEST_CASE("dram: tRAS before precharge, tRP and tRC before the next activate", "
 }
 
 TEST_CASE("dram: tRRD_S between groups, tRRD_L within one", "[dram][timing]") {
-  DramChannel ch(spec());
+  DramChannel ch(channel_spec());
   ch.issue(Cmd::kActivate, at(0, 0), 0);
   brackets(ch, Cmd::kActivate, at(1, 0), RRD_S);
   brackets(ch, Cmd::kActivate, at(0, 1), RRD_L);
 }
 
 TEST_CASE("dram: no more than four activates in a tFAW window", "[dram][timing]") {
-  DramChannel ch(spec());
+  DramChannel ch(channel_spec());
   for (std::uint32_t g = 0; g < 4; ++g) ch.issue(Cmd::kActivate, at(g, 0), g * RRD_S);
   // tRRD alone would allow a fifth at 3 * RRD_S + RRD_S = 16; tFAW holds it to 0 + FAW.
   brackets(ch, Cmd::kActivate, at(0, 1), FAW);
 }
 
 TEST_CASE("dram: tCCD_S between groups, tCCD_L within one", "[dram][timing]") {
-  DramChannel ch(spec());
+  DramChannel ch(channel_spec());
   ch.issue(Cmd::kActivate, at(0, 0), 0);
   ch.issue(Cmd::kActivate, at(0, 1), RRD_L);
   ch.issue(Cmd::kActivate, at(1, 0), RRD_L + RRD_S);
@@ -102,7 +85,7 @@ TEST_CASE("dram: tCCD_S between groups, tCCD_L within one", "[dram][timing]") {
 }
 
 TEST_CASE("dram: tWTR_S/L from the end of write data to a read", "[dram][timing]") {
-  DramChannel ch(spec());
+  DramChannel ch(channel_spec());
   ch.issue(Cmd::kActivate, at(0, 0), 0);
   ch.issue(Cmd::kActivate, at(1, 0), RRD_S);
   const std::uint64_t write = 100;
@@ -115,7 +98,7 @@ TEST_CASE("dram: tWTR_S/L from the end of write data to a read", "[dram][timing]
 }
 
 TEST_CASE("dram: tWR and tRTP before precharging an accessed bank", "[dram][timing]") {
-  DramChannel ch(spec());
+  DramChannel ch(channel_spec());
   ch.issue(Cmd::kActivate, at(0, 0), 0);
   ch.issue(Cmd::kActivate, at(1, 0), RRD_S);
   const std::uint64_t read = 40;  // past tRAS - tRTP, so tRTP binds
@@ -126,7 +109,7 @@ TEST_CASE("dram: tWR and tRTP before precharging an accessed bank", "[dram][timi
 }
 
 TEST_CASE("dram: a read's data follows tCL and holds the bus for one burst", "[dram][timing]") {
-  DramChannel ch(spec());
+  DramChannel ch(channel_spec());
   ch.issue(Cmd::kActivate, at(0, 0), 0);
   ch.issue(Cmd::kActivate, at(1, 0), RRD_S);
   CHECK(ch.issue(Cmd::kRead, at(0, 0), 50) == 50 + CL + BURST);
@@ -136,7 +119,7 @@ TEST_CASE("dram: a read's data follows tCL and holds the bus for one burst", "[d
 }
 
 TEST_CASE("dram: tRTW from a read command to a write command", "[dram][timing]") {
-  DramSpec s = spec();
+  DramSpec s = channel_spec();
   const std::uint64_t rtw = CL + BURST - WL + 3;  // longer than the bus occupancy, so it binds
   s.timing.tRTW = Duration::of_cycles(rtw);
   DramChannel ch(s);
@@ -148,17 +131,17 @@ TEST_CASE("dram: tRTW from a read command to a write command", "[dram][timing]")
 
 TEST_CASE("dram: refresh every tREFI blocks the banks for tRFC", "[dram][timing][refresh]") {
   SECTION("a request just before the refresh is due is not delayed") {
-    DramChannel ch(spec());
+    DramChannel ch(channel_spec());
     CHECK(ch.access(at(0, 0), false, REFI - 1, false) == REFI - 1 + RCD + CL + BURST);
     CHECK(ch.stats().refreshes == 0);
   }
   SECTION("a request at the due time waits for the refresh") {
-    DramChannel ch(spec());
+    DramChannel ch(channel_spec());
     CHECK(ch.access(at(0, 0), false, REFI, false) == REFI + RFC + RCD + CL + BURST);
     CHECK(ch.stats().refreshes == 1);
   }
   SECTION("refresh closes open rows first") {
-    DramChannel ch(spec());
+    DramChannel ch(channel_spec());
     ch.access(at(0, 0), false, 0, false);
     CHECK(ch.row_open(at(0, 0)));
     ch.access(at(1, 0), false, REFI, false);
@@ -167,7 +150,7 @@ TEST_CASE("dram: refresh every tREFI blocks the banks for tRFC", "[dram][timing]
 }
 
 TEST_CASE("dram: requests pay for their row state: hit, miss, conflict", "[dram][request]") {
-  DramChannel ch(spec());
+  DramChannel ch(channel_spec());
   const std::uint64_t miss_done = ch.access(at(0, 0, 7), false, 0, false);
   CHECK(miss_done == RCD + CL + BURST);  // closed bank: ACT, then read
   const std::uint64_t t = 1000;
@@ -178,7 +161,7 @@ TEST_CASE("dram: requests pay for their row state: hit, miss, conflict", "[dram]
   CHECK(ch.stats().row_hits == 1);
   CHECK(ch.stats().row_conflicts == 1);
   SECTION("close-page precharges after each access, so the next is a miss, not a conflict") {
-    DramChannel closed(spec());
+    DramChannel closed(channel_spec());
     closed.access(at(0, 0, 7), false, 0, true);
     CHECK_FALSE(closed.row_open(at(0, 0)));
     CHECK(closed.access(at(0, 0, 9), false, t, true) == t + RCD + CL + BURST);
@@ -187,7 +170,7 @@ TEST_CASE("dram: requests pay for their row state: hit, miss, conflict", "[dram]
 
 TEST_CASE("dram: the address map follows the field order, least significant last",
           "[dram][mapping]") {
-  DramSpec s = spec();
+  DramSpec s = channel_spec();
   s.stacks = 1;
   s.channels = 2;
   s.pseudo_channels = 2;  // 4 pseudo-channels
@@ -211,7 +194,7 @@ TEST_CASE("dram: the address map follows the field order, least significant last
 
 TEST_CASE("address map: channel_hash spreads a power-of-two stride over every channel, one to one",
           "[dram][mapping]") {
-  DramSpec s = spec();
+  DramSpec s = channel_spec();
   s.stacks = 1;
   s.channels = 4;
   s.pseudo_channels = 2;  // 8 pseudo-channels

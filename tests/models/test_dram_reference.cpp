@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "models/hbm/dram_controller.h"
+#include "tests/models/dram_test_spec.h"
 
 using namespace tpusim;
 using namespace tpusim::models;
@@ -16,20 +17,9 @@ using namespace tpusim::models;
 namespace {
 
 DramSpec spec(PagePolicy page, DramScheduler sched, std::uint32_t depth, std::uint64_t refi) {
-  DramSpec s;
-  s.stacks = s.channels = s.pseudo_channels = 1;
-  s.bank_groups = 4;
-  s.banks_per_group = 4;
-  s.rows = 1024;
-  s.columns = 32;
-  s.burst_length = 4;
-  s.bus_width_bits = 64;
-  s.transfers_per_clock = 2;
-  s.clock = Hertz(1e9);
-  const auto c = [](std::uint64_t n) { return Duration::of_cycles(n); };
-  // tRTW 3 so that read-to-write turnaround binds too.
-  s.timing = {c(14), c(14), c(34), c(50), c(14), c(4), c(2),   c(4),    c(4),
-              c(6),  c(30), c(16), c(6),  c(8),  c(5), c(260), c(refi), c(3)};
+  DramSpec s = test::dram::channel_spec();
+  s.timing.tREFI = Duration::of_cycles(refi);
+  s.timing.tRTW = Duration::of_cycles(3);  // so that read-to-write turnaround binds too
   s.page_policy = page;
   s.scheduler = sched;
   s.queue_depth = depth;
