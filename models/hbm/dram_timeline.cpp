@@ -135,6 +135,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
   Bank* const banks = banks_.data();
   std::uint64_t groups_seen = 0;
   bool group_repeats = false;
+  bool reopened_waiting = false;
   for (std::uint32_t i = 0; i < n; ++i) {
     const DramAddress& a = bursts[i];
     Bank& bank = banks[bank_index(a)];
@@ -156,6 +157,7 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
       }
       const std::uint64_t act = acts_.reserve(act_floor, act_slot_);
       bank.settled_changer = kChanged;
+      reopened_waiting = reopened_waiting || (bank.waiting > 0 && &bank != settling_);
       bank.open_row = static_cast<std::int32_t>(a.row);
       bank.refresh_closes = (act / t_.REFI + 1) * t_.REFI;
       bank.next_col = act + t_.RCD;
@@ -242,6 +244,16 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
   stats_.activates += p.activates;
   stats_.data_bus_cycles += std::uint64_t{n} * t_.BURST;
   stats_.last_done_cycle = std::max(stats_.last_done_cycle, end);
+  // A piece settled for one bank opened another row in another bank with waiting pieces: that
+  // bank may now have an earlier change (its old change became a hit), perhaps already due.
+  // next_settle_ must not stay above it: settle() would not run, and the timelines would forget
+  // what that change's activate must not overlap.
+  if (reopened_waiting)
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t b = bank_index(bursts[i]);
+      if (banks_[b].waiting > 0 && &banks_[b] != settling_)
+        next_settle_ = std::min(next_settle_, first_switch(b));
+    }
 }
 
 void DramTimeline::reserve_refreshes(std::uint64_t cycle) {
@@ -268,7 +280,8 @@ void DramTimeline::settle(std::uint64_t now) {
       waiting_banks_[i] = waiting_banks_.back();
       waiting_banks_.pop_back();
     } else {
-      next_settle_ = std::min(next_settle_, switch_of(bank));  // first_switch(b)
+      // Equal to first_switch(b): settle_bank() left the bank so, or nothing it reads changed.
+      next_settle_ = std::min(next_settle_, switch_of(bank));
       ++i;
     }
   }
@@ -276,6 +289,7 @@ void DramTimeline::settle(std::uint64_t now) {
 
 void DramTimeline::settle_bank(std::uint32_t b, std::uint64_t now) {
   std::vector<std::uint32_t>& queue = waiting_[b];
+  settling_ = &banks_[b];
   for (;;) {
     // The oldest piece needing the row changed: the precharge for it issues once no hit that
     // arrived by then is left.
@@ -310,6 +324,7 @@ void DramTimeline::settle_bank(std::uint32_t b, std::uint64_t now) {
     if (changer == queue.size() || switch_at >= now) {
       banks_[b].settled_changer = changer_at;
       banks_[b].settled_hit_min = hit_min;
+      settling_ = nullptr;
       return;
     }
     const Waiting& w = slab_[queue[changer]];

@@ -51,7 +51,8 @@ class DramTimeline {
   DramControllerStats stats() const;
 
  private:
-  static constexpr std::int32_t kClosed = -1;  // rows are fewer than 2^24
+  // Row indices fit in int32: chip_config allows at most 2^24 rows.
+  static constexpr std::int32_t kClosed = -1;
   static constexpr std::uint64_t kNever = ~std::uint64_t{0};
   static constexpr std::uint64_t kChanged = kNever - 1;
   struct Bank {
@@ -160,6 +161,7 @@ class DramTimeline {
   std::vector<std::uint32_t> waiting_banks_;         // banks with waiting pieces
   // No waiting piece can be decided before this cycle: settle() is skipped until then.
   std::uint64_t next_settle_ = kNever;
+  const Bank* settling_ = nullptr;  // the bank settle_bank() is deciding for
   std::uint64_t burst_bytes_;
   static constexpr std::uint32_t kShortLatency = 1024;
   std::vector<std::uint32_t> short_latency_ = std::vector<std::uint32_t>(kShortLatency, 0);

@@ -171,6 +171,32 @@ TEST_CASE("dram timeline: a waiting change becomes a hit when another piece open
   CHECK(d.piece(b_change).last_done == std::max(act_b + RCD + CL, d.piece(p).last_done) + BURST);
 }
 
+TEST_CASE("dram timeline: a change another bank's piece makes due is settled at the next serve",
+          "[dram][timeline][frfcfs]") {
+  DramTimeline d(spec());
+  one(d, at(0, 0, 5), 0);  // bank A: row 5, ACT at 0
+  one(d, at(1, 0, 5), 0);  // bank B: row 5, ACT in the next slot
+  // B's queue: row 6 entering at 300, then row 7 entering at 50 behind it.
+  const auto c = d.serve(std::array<DramAddress, 1>{at(1, 0, 6)}.data(), 1, false, 300, 40);
+  const auto late_d = d.serve(std::array<DramAddress, 1>{at(1, 0, 7)}.data(), 1, false, 50, 40);
+  // Row 6 in A and B at 45: it waits on A, whose change is due at 45.
+  const std::array<DramAddress, 2> both{at(0, 0, 6), at(1, 0, 6)};
+  const auto q = d.serve(both.data(), 2, false, 45, 40);
+  d.settle(200);  // B first: its change (c, at 300) is not due; then A: q goes
+  REQUIRE(d.piece(q).done);
+  CHECK_FALSE(d.piece(c).done);
+  CHECK_FALSE(d.piece(late_d).done);
+  // q opened row 6 in B: c is a hit now, and late_d's change, due at B's tRAS after q's ACT, is
+  // already past. The next request at 200 settles it first.
+  const std::uint64_t act_a = std::max(45 + RP, RC);
+  const std::uint64_t act_b = std::max({45 + RP, kActSlot + RC, act_a + kActSlot});
+  REQUIRE(act_b + RAS < 200);
+  one(d, at(2, 0, 1), 200);
+  REQUIRE(d.piece(late_d).done);
+  const std::uint64_t act_d = std::max(act_b + RAS + RP, act_b + RC);
+  CHECK(d.piece(late_d).last_done == act_d + RCD + CL + BURST);
+}
+
 TEST_CASE("dram timeline: pieces share the data bus and space their bursts by bank group",
           "[dram][timeline]") {
   DramTimeline d(spec());
