@@ -27,41 +27,78 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
   }
   pieces_[id].bursts = n;
   if (!waiting_banks_.empty() && now > next_settle_) settle(now);
-  bus_.forget_before(std::min(now, next_settle_));
-  acts_.forget_before(std::min(now, next_settle_));
+  // A deferred piece enters no sooner than it arrived.
+  const std::uint64_t floor = std::min({now, next_settle_, deferred_floor_});
+  bus_.forget_before(floor);
+  acts_.forget_before(floor);
+  // Bursts enter in the order they are served: behind a deferred piece, or when the queue is
+  // full of bursts whose leaving is not decided, the piece waits for room.
+  if (deferred_first_ < deferred_.size() || !has_room()) {
+    const std::uint32_t slot = new_waiting();
+    Waiting& w = slab_[slot];
+    w.id = id;
+    w.write = write;
+    w.arrival = arrival;
+    w.bursts.assign(bursts, bursts + n);
+    deferred_.push_back(slot);
+    deferred_floor_ = std::min(deferred_floor_, arrival);
+    pieces_[id].waits_on = kNoBank;
+    return id;
+  }
   const Entry in = enter(arrival, n);
-  const std::uint64_t entry = in.at;
+  std::uint32_t row = 0;
+  const std::uint32_t b = bank_to_wait_on(bursts, n, in.at, row);
+  if (b == kNoBank) {
+    place(id, bursts, entries_.data(), n, write, arrival, in, 0, false);
+    return id;
+  }
+  const std::uint32_t slot = new_waiting();
+  Waiting& w = slab_[slot];
+  w.id = id;
+  w.row = row;
+  w.write = write;
+  w.arrival = arrival;
+  w.entry = in;
+  w.bursts.assign(bursts, bursts + n);
+  w.entries.assign(entries_.begin(), entries_.end());
+  wait_on(b, slot);
+  return id;
+}
 
+std::uint32_t DramTimeline::bank_to_wait_on(const DramAddress* bursts, std::uint32_t n,
+                                            std::uint64_t entry, std::uint32_t& row) const {
   // A piece waits when one of its banks has another row open (FR-FCFS serves that row's hits
   // first) or already has pieces waiting for a row change (they go first).
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t b = bank_index(bursts[i]);
-    Bank& bank = banks_[b];
+    const Bank& bank = banks_[b];
     const bool open = row_open(bank, bursts[i].row, entry);
     if (bank.waiting == 0) {
       if (open || bank.open_row == kClosed || entry >= bank.refresh_closes) continue;
     } else if (open && entry <= first_switch(b)) {
       continue;  // a hit that holds the waiting row change back
     }
-    const std::uint32_t slot = new_waiting();
-    Waiting& w = slab_[slot];
-    w.id = id;
-    w.row = bursts[i].row;
-    w.write = write;
-    w.arrival = arrival;
-    w.entry = in;
-    w.bursts.assign(bursts, bursts + n);
-    w.entries.assign(entries_.begin(), entries_.end());
-    if (bank.waiting++ == 0) waiting_banks_.push_back(b);
-    bank.settled_changer = kChanged;
-    waiting_[b].push_back(slot);
-    pieces_[id].waits_on = b;
-    waiting_bursts_ += n - in.self_left;
-    next_settle_ = std::min(next_settle_, std::max(entry, bank.next_pre));
-    return id;
+    row = bursts[i].row;
+    return b;
   }
-  place(id, bursts, entries_.data(), n, write, arrival, in, 0, false);
-  return id;
+  return kNoBank;
+}
+
+void DramTimeline::wait_on(std::uint32_t b, std::uint32_t slot) {
+  const Waiting& w = slab_[slot];
+  Bank& bank = banks_[b];
+  if (bank.waiting++ == 0) waiting_banks_.push_back(b);
+  bank.settled_changer = kChanged;
+  waiting_[b].push_back(slot);
+  pieces_[w.id].waits_on = b;
+  waiting_bursts_ += w.bursts.size() - w.entry.self_left;
+  next_settle_ = std::min(next_settle_, std::max(w.entry.at, bank.next_pre));
+}
+
+bool DramTimeline::has_room() const {
+  // Once its first burst is in, the piece's own bursts are in the queue: its later ones enter
+  // as those leave, if no decided leave comes first (enter()).
+  return entered_ - left_ < queue_depth_ || leaves_first_ < leaves_.size() || waiting_bursts_ == 0;
 }
 
 DramTimeline::Entry DramTimeline::enter(std::uint64_t arrival, std::uint32_t n) {
@@ -73,14 +110,10 @@ DramTimeline::Entry DramTimeline::enter(std::uint64_t arrival, std::uint32_t n) 
       ++left_;
       if (leaves_first_ < leaves_.size()) {
         entry = std::max(entry, leaves_[leaves_first_++]);
-      } else if (presumed_left_ < waiting_bursts_) {
-        // Only bursts still waiting for a row change are left in the queue. Their leaving is
-        // not decided: estimated as a precharge, an activate and tRCD after the earliest change.
-        if (next_settle_ != kNever) entry = std::max(entry, next_settle_ + t_.RP + t_.RCD);
-        ++presumed_left_;
       } else {
-        // Only this piece's own earlier bursts are in the queue: it is larger than the queue.
-        // Going back to back, they leave in time; their leaves are taken here.
+        // The rest of the queue is bursts still waiting for a row change and this piece's own
+        // earlier bursts. Going back to back, those leave first and in time; their leaves are
+        // taken here. (With none of its own in yet, the piece waits for room: has_room().)
         ++e.self_left;
       }
     }
@@ -88,6 +121,41 @@ DramTimeline::Entry DramTimeline::enter(std::uint64_t arrival, std::uint32_t n) 
   }
   e.at = entries_[0];
   return e;
+}
+
+bool DramTimeline::admit_deferred() {
+  const std::size_t first = deferred_first_;
+  while (deferred_first_ < deferred_.size()) {
+    const std::uint32_t slot = deferred_[deferred_first_];
+    Waiting& w = slab_[slot];
+    const auto n = static_cast<std::uint32_t>(w.bursts.size());
+    if (!has_room()) break;
+    ++deferred_first_;
+    w.entry = enter(w.arrival, n);
+    const std::uint32_t b = bank_to_wait_on(w.bursts.data(), n, w.entry.at, w.row);
+    if (b == kNoBank) {
+      place(w.id, w.bursts.data(), entries_.data(), n, w.write, w.arrival, w.entry, 0, false);
+      slab_free_.push_back(slot);
+    } else {
+      w.entries.assign(entries_.begin(), entries_.end());
+      wait_on(b, slot);
+    }
+  }
+  if (deferred_first_ == first) return false;
+  if (deferred_first_ == deferred_.size()) {
+    deferred_.clear();
+    deferred_first_ = 0;
+    deferred_floor_ = kNever;
+  } else {
+    if (deferred_first_ >= 64 && deferred_first_ * 2 >= deferred_.size()) {
+      deferred_.erase(deferred_.begin(), deferred_.begin() + std::ptrdiff_t(deferred_first_));
+      deferred_first_ = 0;
+    }
+    deferred_floor_ = kNever;
+    for (std::size_t i = deferred_first_; i < deferred_.size(); ++i)
+      deferred_floor_ = std::min(deferred_floor_, slab_[deferred_[i]].arrival);
+  }
+  return true;
 }
 
 void DramTimeline::insert_leave(std::uint64_t cycle) {
@@ -216,19 +284,18 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
   if (waited) waiting_bursts_ -= n - entry.self_left;
   std::uint32_t* const short_latency = short_latency_.data();
   std::uint64_t latency_sum = 0;
+  // The train waits for its last bank; the command engine would issue the bursts of banks ready
+  // sooner as they become ready, and they would leave the queue then. So each burst leaves as
+  // if the train had started with the first one ready, but no sooner than its own bank is.
+  const std::uint64_t train_wait = column_ready - ready_at[0];
   for (std::uint32_t j = 0; j < n; ++j) {
     const std::uint64_t done = start + offsets[j] + t_.BURST;
     const std::uint64_t command = done - t_.BURST - latency;
     Bank& bank = banks[bank_index(bursts[order[j]])];
     bank.next_pre = std::max(bank.next_pre, write ? done + t_.WR : command + t_.RTP);
-    // It leaves the queue with its column command, unless its leaving was taken already (by
-    // the piece's own later bursts, or as a waiting burst's estimate).
-    if (j >= entry.self_left) {
-      if (waited && presumed_left_ > 0)
-        --presumed_left_;
-      else
-        add_leave(command);
-    }
+    // It leaves the queue with its column command, unless the piece's own later bursts took
+    // its leaving already.
+    if (j >= entry.self_left) add_leave(std::max(ready_at[j], command - train_wait));
     const std::uint64_t wait = done - arrival;
     if (wait < kShortLatency)
       ++short_latency[wait];
@@ -266,6 +333,21 @@ void DramTimeline::reserve_refreshes(std::uint64_t cycle) {
 }
 
 void DramTimeline::settle(std::uint64_t now) {
+  while (deferred_first_ < deferred_.size()) {
+    // A deferred piece may enter before a row change and hit the open row, holding the change
+    // back, so with pieces deferred the changes are decided one at a time, earliest first,
+    // letting deferred pieces in after each. Hits that can go need no decision in time
+    // (settle_banks(0)): they go first, and their leaving may be the room a piece waits for.
+    settle_banks(0);
+    if (admit_deferred()) continue;
+    if (next_settle_ >= now) return;
+    settle_banks(next_settle_ + 1);
+    admit_deferred();
+  }
+  settle_banks(now);
+}
+
+void DramTimeline::settle_banks(std::uint64_t now) {
   next_settle_ = kNever;
   for (std::size_t i = 0; i < waiting_banks_.size();) {
     const std::uint32_t b = waiting_banks_[i];
@@ -342,7 +424,9 @@ void DramTimeline::remove_waiting(std::uint32_t b, std::size_t i) {
 
 std::uint64_t DramTimeline::not_before(PieceId id) const {
   if (pieces_[id].done) return 0;
-  const std::uint64_t at = first_switch(pieces_[id].waits_on);
+  // Waiting for room: the earliest row change may let a waiting burst leave.
+  const std::uint64_t at =
+      pieces_[id].waits_on == kNoBank ? next_settle_ : first_switch(pieces_[id].waits_on);
   return at == kNever ? 0 : at;
 }
 

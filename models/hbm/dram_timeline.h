@@ -7,7 +7,8 @@
 // matters most: a piece that needs another row waits until the bank's open row has no queued hit
 // left, and that is decided only once the simulated present has passed the cycle, when every
 // hit that could hold the precharge back has arrived. The queue holds queue_depth bursts, as the
-// command engine's: a burst enters once enough have left that there is room
+// command engine's: a burst enters once enough have left that there is room, and a piece whose
+// entry needs an undecided burst to leave waits for room, with every piece served after it
 // (models/hbm/README.md, "The timeline engine"). No SystemC.
 
 #include <algorithm>
@@ -30,7 +31,9 @@ class DramTimeline {
     std::uint32_t bursts = 0;
     std::uint32_t hits = 0, misses = 0, conflicts = 0, activates = 0;
     bool done = false;
-    std::uint32_t waits_on = 0;  // while not done: the bank whose row change it waits for
+    // While not done: the bank whose row change it waits for, or kNoBank while it waits for
+    // room in the queue.
+    std::uint32_t waits_on = 0;
   };
 
   explicit DramTimeline(const DramSpec& spec);
@@ -55,6 +58,7 @@ class DramTimeline {
   static constexpr std::int32_t kClosed = -1;
   static constexpr std::uint64_t kNever = ~std::uint64_t{0};
   static constexpr std::uint64_t kChanged = kNever - 1;
+  static constexpr std::uint32_t kNoBank = ~0u;
   struct Bank {
     std::int32_t open_row = kClosed;
     // Pieces in waiting_ for this bank: kept here, on the line serve() reads anyway.
@@ -95,19 +99,32 @@ class DramTimeline {
   bool row_open(const Bank& b, std::uint32_t row, std::uint64_t at) const {
     return std::int64_t{b.open_row} == std::int64_t{row} && at < b.refresh_closes;
   }
+  // Whether a piece's first burst can enter now: the queue has room, or the leave that makes
+  // room is decided, or no burst in the queue waits for a row change.
+  bool has_room() const;
   // When `n` bursts arriving at `arrival` enter the queue (each in entries_), each once enough
-  // have left that the queue has room; counts them as entered.
+  // have left that the queue has room; counts them as entered. Only when has_room().
   Entry enter(std::uint64_t arrival, std::uint32_t n);
+  // The bank whose row change a piece entering at `entry` waits for (and the row it needs
+  // there), or kNoBank: it is placed at once.
+  std::uint32_t bank_to_wait_on(const DramAddress* bursts, std::uint32_t n, std::uint64_t entry,
+                                std::uint32_t& row) const;
+  // Slab slot `slot` (its entry known) waits in bank `b`'s queue.
+  void wait_on(std::uint32_t b, std::uint32_t slot);
+  // Deferred pieces enter, oldest first, while the queue has room; whether any did.
+  bool admit_deferred();
   // Places the piece now: activates for closed banks, precharges first where another row is
   // open (no sooner than `switch_at`), its data in the bus's first fitting gap, each burst no
-  // sooner than it entered (`entries`). `waited`: it waited for a row change, and may already be
-  // counted as left the queue.
+  // sooner than it entered (`entries`). `waited`: it waited for a row change (in
+  // waiting_bursts_).
   void place(PieceId id, const DramAddress* bursts, const std::uint64_t* entries, std::uint32_t n,
              bool write, std::uint64_t arrival, Entry entry, std::uint64_t switch_at, bool waited);
   void place(PieceId id, const Waiting& w, std::uint64_t switch_at) {
     place(id, w.bursts.data(), w.entries.data(), static_cast<std::uint32_t>(w.bursts.size()),
           w.write, w.arrival, w.entry, switch_at, true);
   }
+  // Settles every bank's waiting pieces whose decisions fall before `now`.
+  void settle_banks(std::uint64_t now);
   // Settles bank `b`'s waiting pieces whose decisions fall before `now`.
   void settle_bank(std::uint32_t b, std::uint64_t now);
   // The cycle bank `b`'s oldest waiting piece that needs another row would precharge, were no
@@ -144,9 +161,13 @@ class DramTimeline {
       insert_leave(cycle);
   }
   void insert_leave(std::uint64_t cycle);  // the general case, which also drops taken leaves
-  // Bursts of waiting pieces (their leaving still unknown), and how many of those entries have
-  // already taken as left at their earliest (when no decided leave was left to take).
-  std::uint64_t waiting_bursts_ = 0, presumed_left_ = 0;
+  // Bursts of waiting pieces: they hold places in the queue, their leaving still unknown.
+  std::uint64_t waiting_bursts_ = 0;
+  // Pieces waiting for room (slab slots, from deferred_[deferred_first_] in serve order): their
+  // entry needs a waiting burst to leave, so it is not known yet, nor is any later piece's.
+  std::vector<std::uint32_t> deferred_;
+  std::size_t deferred_first_ = 0;
+  std::uint64_t deferred_floor_ = kNever;  // no deferred piece arrived before it
   std::vector<std::uint64_t> entries_;                          // enter(): per burst
   std::vector<std::uint64_t> offsets_;                          // place(): per burst on the bus
   std::vector<std::uint32_t> order_;                            // place(): bursts by readiness

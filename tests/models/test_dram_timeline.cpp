@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "models/hbm/dram_controller.h"
 #include "models/hbm/dram_timeline.h"
 #include "tests/models/dram_test_spec.h"
 
@@ -22,6 +24,12 @@ constexpr std::uint64_t kActSlot = 8;
 DramSpec spec() {
   DramSpec s = channel_spec();
   s.engine = DramEngine::kTimeline;
+  return s;
+}
+
+DramSpec channel_spec_with_depth(std::uint32_t depth) {
+  DramSpec s = channel_spec();
+  s.queue_depth = depth;
   return s;
 }
 
@@ -273,6 +281,24 @@ TEST_CASE("dram timeline: a burst enters a full queue when the one ahead has lef
     d.end_run(1000);
     CHECK(d.stats().latency_cycles == (RCD + CL + BURST) + (2 * RCD + CL + BURST));
   }
+  SECTION("a burst leaves when its bank is ready, though its piece's train waits for another") {
+    DramSpec s = spec();
+    s.queue_depth = 2;
+    DramTimeline d(s);
+    one(d, at(0, 0, 1), 0);  // row 1 open in group 0, its ACT at 0
+    // A hit in group 0 (ready at 100) and a closed bank in group 1 (ACT at 100, ready tRCD
+    // later): the train starts when the second can follow the first, its data at 112 + CL.
+    const std::array<DramAddress, 2> pair{at(0, 0, 1, 1), at(1, 0, 1)};
+    const auto p = d.serve(pair.data(), 2, false, 100, 100);
+    REQUIRE(d.piece(p).done);
+    const std::uint64_t train = 100 + RCD - BURST;
+    CHECK(d.piece(p).last_done == train + BURST + CL + BURST);
+    // The queue is full: Y enters as the hit leaves, at 100, when the command engine would read
+    // it, not at the train's 112. Its ACT takes the first free activate slot, after group 1's.
+    const auto y = one(d, at(2, 0, 1), 100);
+    REQUIRE(d.piece(y).done);
+    CHECK(d.piece(y).last_done == 100 + kActSlot + RCD + CL + BURST);
+  }
   SECTION("a piece larger than a queue of one goes whole; the next burst waits for its last") {
     DramSpec s = spec();
     s.queue_depth = 1;
@@ -288,6 +314,64 @@ TEST_CASE("dram timeline: a burst enters a full queue when the one ahead has lef
     REQUIRE(d.piece(y).done);
     CHECK(d.piece(y).last_done == last_read + RCD + CL + BURST);
   }
+}
+
+TEST_CASE("dram timeline: a full queue of waiting bursts admits later pieces in order",
+          "[dram][timeline][queue]") {
+  // Two rows of one bank asked for alternately (A1 B1 A2 B2 ...), all at cycle 0, through a
+  // queue of two. FR-FCFS serves a row's hits only among the bursts in the queue: A1 opens row
+  // 1 and A2 enters as A1's read issues and hits, but B2 enters as A2's issues, and then both
+  // queued bursts need row 2. From then on each row opening serves the two bursts queued for it
+  // and the one that enters as the first of them leaves: B1 B2 B3, A3 A4 A5, B4 B5 B6, ...
+  constexpr std::uint32_t kEach = 12;
+  DramSpec s = spec();
+  s.queue_depth = 2;
+  DramTimeline d(s);
+  std::vector<DramTimeline::PieceId> ids;  // A_i is ids[2i], B_i is ids[2i + 1], from 0
+  for (std::uint32_t k = 0; k < 2 * kEach; ++k) {
+    const DramAddress a = at(0, 0, k % 2 == 0 ? 1 : 2, k / 2);
+    ids.push_back(d.serve(&a, 1, false, 0, 0));
+  }
+  CHECK(d.piece(ids[2]).done);        // A2: the hit that entered as A1 left
+  CHECK_FALSE(d.piece(ids[3]).done);  // B2 waits behind B1's row change
+  // A3 waits for room: B1 and B2 fill the queue and their leaving is not decided yet. The
+  // earliest change, B1's precharge at tRAS, may decide it.
+  CHECK_FALSE(d.piece(ids[4]).done);
+  CHECK(d.not_before(ids[4]) == RAS);
+  d.end_run(100000);
+  // Opening o activates at o * tRC (tRAS + tRP would be sooner); its reads follow tRCD after,
+  // one burst apart (the timeline leaves out tCCD_L between pieces).
+  const auto check = [&](DramTimeline::PieceId id, std::uint32_t opening, std::uint32_t slot) {
+    REQUIRE(d.piece(id).done);
+    CHECK(d.piece(id).last_done == opening * RC + RCD + CL + (slot + 1) * BURST);
+  };
+  for (std::uint32_t i = 0; i < kEach; ++i) {
+    if (i < 2)
+      check(ids[2 * i], 0, i);
+    else
+      check(ids[2 * i], 2 * ((i - 2) / 3 + 1), (i - 2) % 3);
+    check(ids[2 * i + 1], 2 * (i / 3) + 1, i % 3);
+  }
+  // Openings 0 to 8: A12 is alone in the last.
+  CHECK(d.stats().activates == 9);
+
+  // The command engine, which chooses every command by FR-FCFS over the queue, serves them in
+  // the same openings (its reads also keep tCCD_L apart).
+  DramController reference(channel_spec_with_depth(2));
+  std::vector<DramController::TransferId> transfers;
+  for (std::uint32_t k = 0; k < 2 * kEach; ++k) {
+    const DramAddress a = at(0, 0, k % 2 == 0 ? 1 : 2, k / 2);
+    transfers.push_back(reference.open_transfer());
+    reference.enqueue(a, false, 0, transfers.back());
+  }
+  reference.advance(100000);
+  std::uint32_t activates = 0;
+  for (std::uint32_t k = 0; k < 2 * kEach; ++k) {
+    const auto& t = reference.transfer(transfers[k]);
+    activates += t.activates;
+    CHECK((t.last_done - RCD - CL) / RC == (d.piece(ids[k]).last_done - RCD - CL) / RC);
+  }
+  CHECK(activates == 9);
 }
 
 TEST_CASE("dram timeline: refresh holds the bus and closes every row", "[dram][timeline]") {
