@@ -293,8 +293,8 @@ void DramTimeline::place(PieceId id, const DramAddress* bursts, const std::uint6
     const std::uint64_t command = done - t_.BURST - latency;
     Bank& bank = banks[bank_index(bursts[order[j]])];
     bank.next_pre = std::max(bank.next_pre, write ? done + t_.WR : command + t_.RTP);
-    // It leaves the queue with its column command, unless the piece's own later bursts took
-    // its leaving already.
+    // It leaves the queue (see train_wait), unless the piece's own later bursts took its
+    // leaving already.
     if (j >= entry.self_left) add_leave(std::max(ready_at[j], command - train_wait));
     const std::uint64_t wait = done - arrival;
     if (wait < kShortLatency)

@@ -145,10 +145,11 @@ class DramTimeline {
   bool tail_write_ = false;
   std::uint64_t tail_end_ = 0, tail_command_ = 0;
   // The queue limit, as the command engine's: bursts enter in the order they are served, the
-  // e-th (from 0) once e - queue_depth + 1 have left, a burst leaving with its column command.
+  // e-th (from 0) once e - queue_depth + 1 have left, a burst leaving about when its column
+  // command would issue on its own (place()).
   std::uint32_t queue_depth_;
   std::uint64_t entered_ = 0, left_ = 0;  // bursts entered; leaves taken by entries
-  // Column-command cycles of placed bursts whose leaving no entry has taken yet, ascending from
+  // Leaving cycles of placed bursts that no entry has taken yet, ascending from
   // leaves_[leaves_first_]. Most are later than all before them: inserted from the back.
   std::vector<std::uint64_t> leaves_;
   std::size_t leaves_first_ = 0;

@@ -322,12 +322,13 @@ TEST_CASE("dram timeline: a full queue of waiting bursts admits later pieces in 
   // queue of two. FR-FCFS serves a row's hits only among the bursts in the queue: A1 opens row
   // 1 and A2 enters as A1's read issues and hits, but B2 enters as A2's issues, and then both
   // queued bursts need row 2. From then on each row opening serves the two bursts queued for it
-  // and the one that enters as the first of them leaves: B1 B2 B3, A3 A4 A5, B4 B5 B6, ...
+  // and the one that enters as the second of them leaves (the other row's next one enters as
+  // the first leaves): B1 B2 B3, A3 A4 A5, B4 B5 B6, ...
   constexpr std::uint32_t kEach = 12;
   DramSpec s = spec();
   s.queue_depth = 2;
   DramTimeline d(s);
-  std::vector<DramTimeline::PieceId> ids;  // A_i is ids[2i], B_i is ids[2i + 1], from 0
+  std::vector<DramTimeline::PieceId> ids;  // A(i+1) is ids[2i], B(i+1) is ids[2i + 1]
   for (std::uint32_t k = 0; k < 2 * kEach; ++k) {
     const DramAddress a = at(0, 0, k % 2 == 0 ? 1 : 2, k / 2);
     ids.push_back(d.serve(&a, 1, false, 0, 0));
