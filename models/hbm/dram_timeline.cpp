@@ -34,13 +34,7 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
   // Bursts enter in the order they are served: behind a deferred piece, or when the queue is
   // full of bursts whose leaving is not decided, the piece waits for room.
   if (deferred_first_ < deferred_.size() || !has_room()) {
-    const std::uint32_t slot = new_waiting();
-    Waiting& w = slab_[slot];
-    w.id = id;
-    w.write = write;
-    w.arrival = arrival;
-    w.bursts.assign(bursts, bursts + n);
-    deferred_.push_back(slot);
+    deferred_.push_back(hold(id, bursts, n, write, arrival));
     deferred_floor_ = std::min(deferred_floor_, arrival);
     pieces_[id].waits_on = kNoBank;
     return id;
@@ -52,17 +46,24 @@ DramTimeline::PieceId DramTimeline::serve(const DramAddress* bursts, std::uint32
     place(id, bursts, entries_.data(), n, write, arrival, in, 0, false);
     return id;
   }
-  const std::uint32_t slot = new_waiting();
+  const std::uint32_t slot = hold(id, bursts, n, write, arrival);
   Waiting& w = slab_[slot];
-  w.id = id;
   w.row = row;
-  w.write = write;
-  w.arrival = arrival;
   w.entry = in;
-  w.bursts.assign(bursts, bursts + n);
   w.entries.assign(entries_.begin(), entries_.end());
   wait_on(b, slot);
   return id;
+}
+
+std::uint32_t DramTimeline::hold(PieceId id, const DramAddress* bursts, std::uint32_t n, bool write,
+                                 std::uint64_t arrival) {
+  const std::uint32_t slot = new_waiting();
+  Waiting& w = slab_[slot];
+  w.id = id;
+  w.write = write;
+  w.arrival = arrival;
+  w.bursts.assign(bursts, bursts + n);
+  return slot;
 }
 
 std::uint32_t DramTimeline::bank_to_wait_on(const DramAddress* bursts, std::uint32_t n,
@@ -95,12 +96,6 @@ void DramTimeline::wait_on(std::uint32_t b, std::uint32_t slot) {
   next_settle_ = std::min(next_settle_, std::max(w.entry.at, bank.next_pre));
 }
 
-bool DramTimeline::has_room() const {
-  // Once its first burst is in, the piece's own bursts are in the queue: its later ones enter
-  // as those leave, if no decided leave comes first (enter()).
-  return entered_ - left_ < queue_depth_ || leaves_first_ < leaves_.size() || waiting_bursts_ == 0;
-}
-
 DramTimeline::Entry DramTimeline::enter(std::uint64_t arrival, std::uint32_t n) {
   Entry e;
   entries_.resize(n);
@@ -112,8 +107,10 @@ DramTimeline::Entry DramTimeline::enter(std::uint64_t arrival, std::uint32_t n) 
         entry = std::max(entry, leaves_[leaves_first_++]);
       } else {
         // The rest of the queue is bursts still waiting for a row change and this piece's own
-        // earlier bursts. Going back to back, those leave first and in time; their leaves are
-        // taken here. (With none of its own in yet, the piece waits for room: has_room().)
+        // earlier bursts, which are counted as leaving first: once the piece goes, its bursts
+        // go back to back, each letting the next in. (A piece that waits for a change may so
+        // hold a few more bursts than the queue. With none of its own in yet, it waits for
+        // room: has_room().)
         ++e.self_left;
       }
     }
@@ -342,7 +339,7 @@ void DramTimeline::settle(std::uint64_t now) {
     if (admit_deferred()) continue;
     if (next_settle_ >= now) return;
     settle_banks(next_settle_ + 1);
-    admit_deferred();
+    admit_deferred();  // on the change's leaves, before hits elsewhere go (settle_banks(0))
   }
   settle_banks(now);
 }

@@ -100,8 +100,11 @@ class DramTimeline {
     return std::int64_t{b.open_row} == std::int64_t{row} && at < b.refresh_closes;
   }
   // Whether a piece's first burst can enter now: the queue has room, or the leave that makes
-  // room is decided, or no burst in the queue waits for a row change.
-  bool has_room() const;
+  // room is decided. Otherwise every burst in the queue waits for a row change (the queue holds
+  // the untaken leaves and waiting_bursts_, no more).
+  bool has_room() const {
+    return entered_ - left_ < queue_depth_ || leaves_first_ < leaves_.size();
+  }
   // When `n` bursts arriving at `arrival` enter the queue (each in entries_), each once enough
   // have left that the queue has room; counts them as entered. Only when has_room().
   Entry enter(std::uint64_t arrival, std::uint32_t n);
@@ -109,6 +112,9 @@ class DramTimeline {
   // there), or kNoBank: it is placed at once.
   std::uint32_t bank_to_wait_on(const DramAddress* bursts, std::uint32_t n, std::uint64_t entry,
                                 std::uint32_t& row) const;
+  // A slab slot holding piece `id`'s bursts while it waits (its entry still unset).
+  std::uint32_t hold(PieceId id, const DramAddress* bursts, std::uint32_t n, bool write,
+                     std::uint64_t arrival);
   // Slab slot `slot` (its entry known) waits in bank `b`'s queue.
   void wait_on(std::uint32_t b, std::uint32_t slot);
   // Deferred pieces enter, oldest first, while the queue has room; whether any did.

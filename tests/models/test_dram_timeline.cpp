@@ -27,12 +27,6 @@ DramSpec spec() {
   return s;
 }
 
-DramSpec channel_spec_with_depth(std::uint32_t depth) {
-  DramSpec s = channel_spec();
-  s.queue_depth = depth;
-  return s;
-}
-
 DramAddress at(std::uint32_t group, std::uint32_t bank, std::uint32_t row,
                std::uint32_t column = 0) {
   DramAddress a;
@@ -358,7 +352,8 @@ TEST_CASE("dram timeline: a full queue of waiting bursts admits later pieces in 
 
   // The command engine, which chooses every command by FR-FCFS over the queue, serves them in
   // the same openings (its reads also keep tCCD_L apart).
-  DramController reference(channel_spec_with_depth(2));
+  s.engine = DramEngine::kCommand;
+  DramController reference(s);
   std::vector<DramController::TransferId> transfers;
   for (std::uint32_t k = 0; k < 2 * kEach; ++k) {
     const DramAddress a = at(0, 0, k % 2 == 0 ? 1 : 2, k / 2);
