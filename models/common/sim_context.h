@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <string>
 
 #include <systemc>
 
@@ -33,6 +34,9 @@ struct SimContext {
   // How far back shared resources keep their reservations (late bookings with model hbm).
   BookingHorizon* horizon = nullptr;
   std::uint32_t observed_core = 0, observed_mxu = 0;  // which MXU mxu_observer watches
+  // Where the memory records its timeline channels' calls (models/hbm/dram_recording.h); empty:
+  // nowhere.
+  std::string dram_recording;
   // In SystemC time units (sc_time::value()).
   std::uint64_t booking_horizon() const {
     const std::uint64_t present = sc_core::sc_time_stamp().value();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "sim/base/errors.h"
+
 namespace tpusim::models {
 
 std::uint8_t* BackingStore::page(std::uint64_t index, bool create) {
@@ -80,6 +82,13 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
       for (std::uint32_t c = 0; c < channels; ++c) dram_.emplace_back(ctx.spec.memory.hbm);
     }
     piece_of_channel_.assign(channels, kNoPiece);
+  }
+  if (!ctx.dram_recording.empty()) {
+    if (timeline_.empty())
+      throw InputError(
+          "TPUSIM_DRAM_RECORD needs memory.model hbm with memory.hbm.controller.engine timeline");
+    recorder_ =
+        std::make_unique<DramRecorder>(ctx.dram_recording, ctx.spec.memory.hbm.total_channels());
   }
   socket.register_b_transport(this, &Memory::b_transport);
 }
@@ -206,6 +215,9 @@ void Memory::dram_post(Transaction& t, std::uint64_t addr, std::uint64_t bytes) 
       p.first = controller.enqueue(bursts_of + start, p.bursts, t.write, cycle, p.transfer);
     } else {
       p.transfer = timeline_[p.channel].serve(bursts_of + start, p.bursts, t.write, cycle, until);
+      if (recorder_)
+        recorder_->serve(p.channel, bursts_of + start, p.bursts, t.write, cycle, until,
+                         static_cast<DramTimeline::PieceId>(p.transfer));
     }
     start += p.bursts;
   }
@@ -234,7 +246,9 @@ bool Memory::timeline_decide(Transaction& t) {
   for (const Piece& p : t.pieces) {
     DramTimeline& channel = timeline_[p.channel];
     if (!channel.piece(static_cast<DramTimeline::PieceId>(p.transfer)).done) {
-      channel.settle(decidable_until());
+      const std::uint64_t until = decidable_until();
+      channel.settle(until);
+      if (recorder_) recorder_->settle(p.channel, until);
       if (!channel.piece(static_cast<DramTimeline::PieceId>(p.transfer)).done) return false;
     }
   }
@@ -244,7 +258,9 @@ bool Memory::timeline_decide(Transaction& t) {
         return timeline_[p.channel].piece(static_cast<DramTimeline::PieceId>(p.transfer));
       },
       [this](const Piece& p) {
-        timeline_[p.channel].release(static_cast<DramTimeline::PieceId>(p.transfer));
+        const auto id = static_cast<DramTimeline::PieceId>(p.transfer);
+        if (recorder_) recorder_->release(p.channel, id, timeline_[p.channel].piece(id));
+        timeline_[p.channel].release(id);
       });
   return true;
 }
@@ -284,6 +300,7 @@ void Memory::end_run(const sc_core::sc_time& end) {
   const std::uint64_t cycle = dram_cycle_at(end.to_seconds(), dram_ck_hz_);
   for (DramController& controller : dram_) controller.end_run(cycle);
   for (DramTimeline& channel : timeline_) channel.end_run(cycle);
+  if (recorder_) recorder_->end_run(cycle);
 }
 
 void Memory::finish(Transaction& t) {

@@ -16,6 +16,7 @@
 #include "models/common/stats.h"
 #include "models/hbm/address_map.h"
 #include "models/hbm/dram_controller.h"
+#include "models/hbm/dram_recording.h"
 #include "models/hbm/dram_timeline.h"
 #include "models/memory/memory_timing.h"
 #include "models/noc/noc_timing.h"
@@ -160,6 +161,8 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   AddressMap::Shifts shifts_;
   std::vector<DramController> dram_;    // controller.engine command
   std::vector<DramTimeline> timeline_;  // controller.engine timeline
+  // The timeline channels' calls, when TPUSIM_DRAM_RECORD names a file (DramRecording).
+  std::unique_ptr<DramRecorder> recorder_;
   NocTiming noc_;
   double dram_ck_hz_;
   std::uint64_t dram_burst_cycles_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -24,6 +25,12 @@
 namespace tpusim::sim {
 
 namespace {
+// A developer's tool, not an option of the run: the timeline DRAM engine's calls recorded for
+// bench/dram_replay (models/hbm/README.md, "Timing it alone").
+std::string dram_recording_path() {
+  const char* path = std::getenv("TPUSIM_DRAM_RECORD");
+  return path ? path : "";
+}
 
 constexpr double kMaxSimulatedSeconds = 9000.0;
 
@@ -215,11 +222,17 @@ int simulate(const SimulateRequest& request) {
   if (watch.show) observers.add(&recording);
   std::exception_ptr failure;
   models::BookingHorizon horizon;
-  const models::SimContext ctx{
-      chip.spec,  request.program,    trace,
-      period,     request.functional, observers.empty() ? nullptr : &observers,
-      &failure,   &horizon,           watched.core,
-      watched.mxu};
+  const models::SimContext ctx{chip.spec,
+                               request.program,
+                               trace,
+                               period,
+                               request.functional,
+                               observers.empty() ? nullptr : &observers,
+                               &failure,
+                               &horizon,
+                               watched.core,
+                               watched.mxu,
+                               dram_recording_path()};
   models::Chip model("chip", ctx);
   if (request.functional && request.before) request.before(model.memory().store());
   const auto sim_start = std::chrono::steady_clock::now();

@@ -15,6 +15,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "models/hbm/dram_recording.h"
+#include "sim/config/chip_config.h"
 #include "tests/sim/test_support.h"
 
 using nlohmann::json;
@@ -455,4 +457,33 @@ TEST_CASE("memory: refreshes are counted to the end of the run, a quiet tail inc
   const auto at = summary.find("burst latency avg ");
   REQUIRE(at != std::string::npos);
   CHECK(std::stod(summary.substr(at + 18)) == Approx(ns).epsilon(0.01));
+}
+
+TEST_CASE("memory: a recorded timeline run replays to the same decisions", "[memory][hbm][exec]") {
+  TempDir c;
+  const std::string recording = c.path("run.rec");
+  ::setenv("TPUSIM_DRAM_RECORD", recording.c_str(), 1);
+  const json report = exec(c, "tpu-v4i", stream_program(1 << 20), hbm_with("timeline"));
+  ::unsetenv("TPUSIM_DRAM_RECORD");
+  REQUIRE(report["traffic_bytes"]["hbm_read"] == 1 << 20);
+  const tpusim::DramSpec spec = tpusim::config::load_chip_config(
+                                    TPUSIM_SOURCE_DIR "/configs/chips/tpu-v4i.yaml",
+                                    {"memory.model=hbm", "memory.hbm.controller.engine=timeline"})
+                                    .spec.memory.hbm;
+  const tpusim::models::DramReplay replay = tpusim::models::DramRecording(recording).replay(spec);
+  // Bank groups take the lowest address bits, then the channel: each channel's part of a chunk
+  // is one piece of 4 bursts of 32 B, so 1 MiB is 1 MiB / 128 B pieces, every one released.
+  CHECK(replay.serves == (1 << 20) / (4 * 32));
+  CHECK(replay.releases == replay.serves);
+  CHECK(replay.mismatches == 0);
+
+  // The command engine has no timeline channels to record: refused as bad input.
+  const std::string command = "TPUSIM_DRAM_RECORD='" + recording +
+                              "' timeout 120 '" TPUSIM_EXE "' exec -q -c tpu-v4i '" +
+                              c.path("p.tasm") + "' -o '" + c.path("out2") + "' " +
+                              hbm_with("command") + " 2> '" + c.path("err2") + "'";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK_THAT(slurp(c.path("err2")), Catch::Contains("TPUSIM_DRAM_RECORD needs"));
 }
