@@ -1,12 +1,12 @@
 // Replays a run's timeline-engine channel calls (models/hbm/dram_recording.h) on the chip's
-// DRAM spec: the engine's wall time apart from the rest of the run, and whether every decision
-// comes out as recorded. Record with (one command line)
+// DRAM spec: the engine's wall time apart from the rest of the run, and whether every piece is
+// decided as recorded. Record with (one command line)
 //   TPUSIM_DRAM_RECORD=run.rec tpusim run -c tpu-v4i -w gpt2-small-decode
 //     --set memory.model=hbm --set memory.hbm.controller.engine=timeline
 // then
 //   dram_replay run.rec configs/chips/tpu-v4i.yaml --set memory.model=hbm
 //     --set memory.hbm.controller.engine=timeline [--reps 5]
-// Exit 0 when every call matches, 1 when some differ (the engine decides otherwise), 2 on bad
+// Exit 0 when every piece matches, 1 when some differ (the engine decides otherwise), 2 on bad
 // input.
 
 #include <algorithm>

@@ -92,8 +92,10 @@ DramRecording::DramRecording(const std::string& path) : path_(path) {
     std::size_t size = 0;
     switch (kind) {
       case kServe:
-        if (i + 1 < words_.size() && low(words_[i + 1]) == 0) throw bad(i, "a piece of no bursts");
-        if (i + 1 < words_.size()) size = 5 + 2 * std::size_t{low(words_[i + 1])};
+        if (i + 1 < words_.size()) {
+          if (low(words_[i + 1]) == 0) throw bad(i, "a piece of no bursts");
+          size = 5 + 2 * std::size_t{low(words_[i + 1])};
+        }
         break;
       case kSettle:
         size = 2;
