@@ -75,13 +75,22 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
     if (ctx.spec.memory.hbm.engine == DramEngine::kTimeline) {
       timeline_.reserve(channels);
       for (std::uint32_t c = 0; c < channels; ++c) timeline_.emplace_back(ctx.spec.memory.hbm);
-      reads_paced_ =
+      read_links_.source =
           noc_.link_seconds(address_map_.burst_bytes()) <= double(dram_burst_cycles_) / dram_ck_hz_;
     } else {
       dram_.reserve(channels);
       for (std::uint32_t c = 0; c < channels; ++c) dram_.emplace_back(ctx.spec.memory.hbm);
     }
     piece_of_channel_.assign(channels, kNoPiece);
+  } else if (ctx.spec.memory.model == MemoryModel::kSimple) {
+    read_links_.source = noc_.link_seconds(1) <= timing_.transfer_seconds(1);
+  }
+  if (ctx.spec.memory.model != MemoryModel::kIdeal) {
+    const double peak = ctx.spec.memory.model == MemoryModel::kHbm
+                            ? ctx.spec.memory.hbm.peak_bandwidth().value()
+                            : ctx.spec.memory.bandwidth.bytes_per_second(ctx.spec.clock).value();
+    // A link exactly as fast as the memory is enough: allow for the rounding of either rate.
+    read_links_.destination = noc_.link_seconds(1) * peak <= 1.0 + 1e-9;
   }
   if (!ctx.dram_recording.empty()) {
     if (timeline_.empty())
@@ -110,7 +119,7 @@ double Memory::simple_access(std::uint64_t addr, std::uint64_t bytes, bool write
       const double read = timing_.access(at, piece, asked, now);
       // The first byte leaves the channel a transfer time before the last, not when asked.
       const double first = read - timing_.transfer_seconds(piece);
-      done = std::max(done, noc_.transfer(there, here, piece, first, read, now));
+      done = std::max(done, noc_.transfer(there, here, piece, first, read, now, read_links_));
     }
     s.noc_byte_hops += piece * noc_.hops(here, there);
     at += piece;
@@ -287,7 +296,7 @@ void Memory::complete_pieces(Transaction& t, const Result& result, const Release
       done = std::max(done, tail);
     } else {
       const double head = double(first - dram_burst_cycles_) / dram_ck_hz_;
-      done = std::max(done, noc_.transfer(there, here, p.bytes, head, tail, now, reads_paced_));
+      done = std::max(done, noc_.transfer(there, here, p.bytes, head, tail, now, read_links_));
     }
     s.noc_byte_hops += p.bytes * noc_.hops(here, there);
   }

@@ -166,9 +166,11 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
   NocTiming noc_;
   double dram_ck_hz_;
   std::uint64_t dram_burst_cycles_;
-  // The timeline engine gives each piece its own stretch of the channel's bus: when a link is no
-  // slower than a channel, a channel's read data never queues on its own link (NocTiming).
-  bool reads_paced_ = false;
+  // The crossbar links read data can never queue on (UnqueuedLinks): a channel's own,
+  // when each of its reads has its own stretch of the channel's time (the simple model and the
+  // timeline engine) and the link is no slower than the channel; a core's, when the link is no
+  // slower than the whole memory.
+  UnqueuedLinks read_links_;
   std::vector<Transaction> transactions_;  // by ticket
   std::vector<Ticket> free_tickets_;
   // dram_post scratch: the piece of each channel the transaction touched; its bursts, mapped.

@@ -45,7 +45,7 @@ std::uint32_t NocTiming::hops(std::uint32_t src, std::uint32_t dst) const {
 }
 
 double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes, double head_s,
-                           double tail_s, double now_s, bool paced_source) {
+                           double tail_s, double now_s, UnqueuedLinks unqueued) {
   const double duration = link_seconds(bytes);
   // A crossbar's two links are the two sides of one switch traversal: one hop of latency.
   const double per_link_hop = mesh_ ? hop_s_ : 0;
@@ -79,7 +79,8 @@ double NocTiming::transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t b
     // The link may carry the data while it still arrives, but cannot finish before its tail.
     const double earliest = std::max(head, tail - duration);
     double start = earliest;
-    if (!(paced_source && !mesh_ && k == 0)) {
+    const bool booked = mesh_ || !(k == 0 ? unqueued.source : unqueued.destination);
+    if (booked) {
       LinkTimeline& timeline = timelines_[link];
       timeline.forget_before(now_s);
       start = timeline.reserve(earliest, duration);

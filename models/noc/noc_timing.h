@@ -8,8 +8,8 @@
 // A link carries `link_width` bytes per core cycle per direction. Each link keeps a timeline of
 // busy intervals: a transfer reserves bytes / link_width on every link of its route (cut-through:
 // link k+1 starts one hop_latency after link k), in the first gap that fits, so flows that share
-// a link share its bandwidth and flows that do not share one do not interact. (A paced source's
-// own crossbar link, which could never make it wait, is counted without being booked.)
+// a link share its bandwidth and flows that do not share one do not interact. (Crossbar links
+// that could never make a transfer wait are counted without being booked: UnqueuedLinks.)
 
 #include <cstdint>
 #include <string>
@@ -33,6 +33,20 @@ struct NocLinkStats {
   }
 };
 
+// Crossbar links the caller knows cannot delay a transfer: counted but not booked. A booking
+// holds a link for bytes / link_width at the end of the data's window, so transfers whose
+// windows overlap queue there even when the link is never asked for more than it carries, as
+// the data in fact crosses while it leaves its source. A mesh books every link: its links
+// also carry traffic passing through.
+struct UnqueuedLinks {
+  // The source's transfers occupy disjoint windows [head, tail], each at most one link's rate
+  // (one memory channel's reads, each in its own stretch of the channel's time).
+  bool source = false;
+  // Everything sent to the destination comes from sources that together send at most one
+  // link's rate (a core's reads from a memory whose peak is no more than the link's).
+  bool destination = false;
+};
+
 // Busy intervals of one link: reserve() fills the first gap that fits.
 using LinkTimeline = BusyTimeline<double>;
 
@@ -47,12 +61,9 @@ class NocTiming {
   // Moves `bytes` from node `src` to node `dst`. Its data becomes available at the source from
   // `head_s` (first byte) to `tail_s` (last byte); returns when the last byte reaches `dst`.
   // `now_s` is the present: no later transfer starts before it, so older intervals are dropped.
-  // `paced_source`: the caller guarantees that the source's transfers occupy disjoint windows
-  // [head, tail], each at most one link's rate (one DRAM channel's reads, each piece in its own
-  // stretch of the channel's bus). On a crossbar the source's own link then never queues: it is
-  // counted but not booked. A mesh's first link also carries traffic passing through.
   double transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes, double head_s,
-                  double tail_s, double now_s, bool paced_source = false);
+                  double tail_s, double now_s, UnqueuedLinks unqueued = {});
+
   // Seconds one link takes to carry `bytes`.
   double link_seconds(std::uint64_t bytes) const { return double(bytes) * seconds_per_byte_; }
   // Latency only, for a request header that carries no payload.

@@ -132,8 +132,9 @@ TEST_CASE("noc: a paced source's own crossbar link is counted but not booked", "
   s.topology = NocTopology::kCrossbar;
   for (const bool paced : {false, true}) {
     NocTiming xbar(s, 2, 1, Hertz(1e9));
-    CHECK(xbar.transfer(2, 0, 640, 0, 10 * kNs, 0, paced) / kNs == Approx(10 + 1));
-    CHECK(xbar.transfer(2, 1, 640, 0, 10 * kNs, 0, paced) / kNs == Approx((paced ? 10 : 20) + 1));
+    const UnqueuedLinks links{paced, false};
+    CHECK(xbar.transfer(2, 0, 640, 0, 10 * kNs, 0, links) / kNs == Approx(10 + 1));
+    CHECK(xbar.transfer(2, 1, 640, 0, 10 * kNs, 0, links) / kNs == Approx((paced ? 10 : 20) + 1));
     REQUIRE(xbar.link_name(4) == "ch0.to_switch");
     CHECK(xbar.link_stats(4).bytes == 1280);
     CHECK(xbar.link_stats(4).busy_ps == 20000);
@@ -143,8 +144,38 @@ TEST_CASE("noc: a paced source's own crossbar link is counted but not booked", "
     // x3.west over [0, 10) and x2.west over [1, 11) ns. Channel 0's data for core 0 starts on
     // x2.west, so it waits until 11, takes 10 ns to cross and then two hops: 23 ns.
     NocTiming line(mesh(4), 2, 2, Hertz(1e9));
-    CHECK(line.transfer(3, 1, 640, 0, 10 * kNs, 0, true) / kNs == Approx(10 + 2));
-    CHECK(line.transfer(2, 0, 640, 0, 10 * kNs, 0, true) / kNs == Approx(11 + 10 + 2));
+    const UnqueuedLinks links{true, true};
+    CHECK(line.transfer(3, 1, 640, 0, 10 * kNs, 0, links) / kNs == Approx(10 + 2));
+    CHECK(line.transfer(2, 0, 640, 0, 10 * kNs, 0, links) / kNs == Approx(11 + 10 + 2));
+  }
+}
+
+TEST_CASE("noc: a core link no slower than all its sources together is counted but not booked",
+          "[noc][timing]") {
+  // One core (node 0) and two channels (nodes 1, 2), each sending 640 B over [0, 20 ns): 32 B/ns
+  // each, 64 B/ns together, the core link's rate. Crossing as it leaves, all of it is through by
+  // 20 ns, plus the hop. Booked as a block at the end of its window, the second channel's data
+  // waits for the first's: [10, 20) then [20, 30), done at 30 + 1 ns. The caller's promise that
+  // the sources together never exceed the link lets it skip the booking and give 20 + 1 to both.
+  NocSpec s = mesh(1);
+  s.topology = NocTopology::kCrossbar;
+  for (const bool unqueued : {false, true}) {
+    NocTiming xbar(s, 1, 2, Hertz(1e9));
+    const UnqueuedLinks links{false, unqueued};
+    CHECK(xbar.transfer(1, 0, 640, 0, 20 * kNs, 0, links) / kNs == Approx(20 + 1));
+    CHECK(xbar.transfer(2, 0, 640, 0, 20 * kNs, 0, links) / kNs ==
+          Approx((unqueued ? 20 : 30) + 1));
+    REQUIRE(xbar.link_name(1) == "core0.from_switch");
+    CHECK(xbar.link_stats(1).bytes == 1280);
+    CHECK(xbar.link_stats(1).transfers == 2);
+    CHECK(xbar.link_stats(1).busy_ps == 20000);
+  }
+  SECTION("the sources' own links are still booked unless they are paced") {
+    // Channel 1 sends twice over the same window: its own link queues the second block.
+    NocTiming xbar(s, 1, 2, Hertz(1e9));
+    const UnqueuedLinks links{false, true};
+    CHECK(xbar.transfer(1, 0, 640, 0, 20 * kNs, 0, links) / kNs == Approx(20 + 1));
+    CHECK(xbar.transfer(1, 0, 640, 0, 20 * kNs, 0, links) / kNs == Approx(30 + 1));
   }
 }
 
