@@ -83,13 +83,14 @@ Memory::Memory(sc_core::sc_module_name name, const SimContext& ctx)
     }
     piece_of_channel_.assign(channels, kNoPiece);
   } else if (ctx.spec.memory.model == MemoryModel::kSimple) {
-    read_links_.source = noc_.link_seconds(1) <= timing_.transfer_seconds(1);
+    // A link exactly as fast as the channel is enough: allow for the rounding of either rate.
+    read_links_.source = noc_.link_seconds(1) <= timing_.transfer_seconds(1) * (1 + 1e-9);
   }
   if (ctx.spec.memory.model != MemoryModel::kIdeal) {
     const double peak = ctx.spec.memory.model == MemoryModel::kHbm
                             ? ctx.spec.memory.hbm.peak_bandwidth().value()
                             : ctx.spec.memory.bandwidth.bytes_per_second(ctx.spec.clock).value();
-    // A link exactly as fast as the memory is enough: allow for the rounding of either rate.
+    // Likewise a link exactly as fast as the whole memory.
     read_links_.destination = noc_.link_seconds(1) * peak <= 1.0 + 1e-9;
   }
   if (!ctx.dram_recording.empty()) {

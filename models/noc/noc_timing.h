@@ -63,7 +63,6 @@ class NocTiming {
   // `now_s` is the present: no later transfer starts before it, so older intervals are dropped.
   double transfer(std::uint32_t src, std::uint32_t dst, std::uint64_t bytes, double head_s,
                   double tail_s, double now_s, UnqueuedLinks unqueued = {});
-
   // Seconds one link takes to carry `bytes`.
   double link_seconds(std::uint64_t bytes) const { return double(bytes) * seconds_per_byte_; }
   // Latency only, for a request header that carries no payload.

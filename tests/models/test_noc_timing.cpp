@@ -123,23 +123,24 @@ TEST_CASE("noc: a link wider than its source adds only hop latency", "[noc][timi
   CHECK(xbar.transfer(1, 0, 640, 0, 100 * kNs, 0) / kNs == Approx(100 + 1));
 }
 
-TEST_CASE("noc: a paced source's own crossbar link is counted but not booked", "[noc][timing]") {
+TEST_CASE("noc: a source link that cannot queue is counted but not booked", "[noc][timing]") {
   // Two cores (nodes 0, 1) and one channel (node 2). The channel sends 640 B to each core, both
   // ready over [0, 10 ns): ten link cycles each. Booked, the second waits for the first on the
-  // channel's link (done at 20 + 1 ns); a paced source promises such overlaps do not happen,
-  // so its link is not booked (done at 10 + 1 ns). Its statistics count both either way.
+  // channel's link (done at 20 + 1 ns); the caller's promise that the source's windows never
+  // overlap lets its link go unbooked (done at 10 + 1 ns). Its statistics count both either way.
   NocSpec s = mesh(1);
   s.topology = NocTopology::kCrossbar;
-  for (const bool paced : {false, true}) {
+  for (const bool unqueued : {false, true}) {
     NocTiming xbar(s, 2, 1, Hertz(1e9));
-    const UnqueuedLinks links{paced, false};
+    const UnqueuedLinks links{unqueued, false};
     CHECK(xbar.transfer(2, 0, 640, 0, 10 * kNs, 0, links) / kNs == Approx(10 + 1));
-    CHECK(xbar.transfer(2, 1, 640, 0, 10 * kNs, 0, links) / kNs == Approx((paced ? 10 : 20) + 1));
+    CHECK(xbar.transfer(2, 1, 640, 0, 10 * kNs, 0, links) / kNs ==
+          Approx((unqueued ? 10 : 20) + 1));
     REQUIRE(xbar.link_name(4) == "ch0.to_switch");
     CHECK(xbar.link_stats(4).bytes == 1280);
     CHECK(xbar.link_stats(4).busy_ps == 20000);
   }
-  SECTION("a mesh's first link also carries traffic passing through: booked all the same") {
+  SECTION("a mesh's links also carry traffic passing through: booked all the same") {
     // 1 x 4: cores at x0 and x1, channels at x2 and x3. Channel 1's data for core 1 crosses
     // x3.west over [0, 10) and x2.west over [1, 11) ns. Channel 0's data for core 0 starts on
     // x2.west, so it waits until 11, takes 10 ns to cross and then two hops: 23 ns.
@@ -147,6 +148,12 @@ TEST_CASE("noc: a paced source's own crossbar link is counted but not booked", "
     const UnqueuedLinks links{true, true};
     CHECK(line.transfer(3, 1, 640, 0, 10 * kNs, 0, links) / kNs == Approx(10 + 2));
     CHECK(line.transfer(2, 0, 640, 0, 10 * kNs, 0, links) / kNs == Approx(11 + 10 + 2));
+    // 1 x 3: the core at x0, channels at x1 and x2. Channel 0's data crosses x1.west over
+    // [0, 10) ns. Channel 1's reaches x1.west over [1, 11), waits for it until 10, and lands at
+    // 20 + 1: the core's last link is booked too.
+    NocTiming three(mesh(3), 1, 2, Hertz(1e9));
+    CHECK(three.transfer(1, 0, 640, 0, 10 * kNs, 0, links) / kNs == Approx(10 + 1));
+    CHECK(three.transfer(2, 0, 640, 0, 10 * kNs, 0, links) / kNs == Approx(20 + 1));
   }
 }
 
@@ -170,7 +177,7 @@ TEST_CASE("noc: a core link no slower than all its sources together is counted b
     CHECK(xbar.link_stats(1).transfers == 2);
     CHECK(xbar.link_stats(1).busy_ps == 20000);
   }
-  SECTION("the sources' own links are still booked unless they are paced") {
+  SECTION("a source's own link is still booked unless it cannot queue either") {
     // Channel 1 sends twice over the same window: its own link queues the second block.
     NocTiming xbar(s, 1, 2, Hertz(1e9));
     const UnqueuedLinks links{false, true};

@@ -332,6 +332,33 @@ TEST_CASE("report: seconds are cycles at the nominal clock, ideal memory has no 
   CHECK(ideal["noc_links"].empty());
 }
 
+TEST_CASE("memory: a core's link no slower than the whole memory never delays its reads",
+          "[memory][exec]") {
+  // Simple memory of 2 channels at 67.2 GB/s: 32 B per 1.05 GHz cycle each, 64 B together. One
+  // DMA reads 256 B (block 0, channel 0) or 512 B (blocks 0 and 1, channels 0 and 1): the two
+  // blocks leave their channels over the same 8 cycles. A core link of 64 B per cycle carries
+  // both as they arrive, so the 512 B read ends when the 256 B one does. A narrower link is
+  // booked block by block at the end of that window: the second block waits for the first to
+  // cross, 256 B / width later.
+  const auto cycles = [](std::uint64_t bytes, const std::string& width) {
+    TempDir dir;
+    const std::string program =
+        ".op 0 load \"w\"\n.core 0\nload dma0 dst=vmem:0 src=hbm:0 elem=" + std::to_string(bytes) +
+        "\nhalt\n";
+    return exec(dir, "tpu-v4i", program,
+                "--set memory.channels=2 --set 'memory.bandwidth=67.2 GB/s' "
+                "--set 'noc.link_width=" +
+                    width + "'")["cycles"]
+        .get<std::int64_t>();
+  };
+  CHECK(cycles(512, "64 B") == cycles(256, "64 B"));
+  CHECK(cycles(512, "32 B") - cycles(256, "32 B") == 256 / 32);
+  // 256 B / 63 B = 4.06 cycles, the end rounded to a clock edge.
+  const std::int64_t just_below = cycles(512, "63 B") - cycles(256, "63 B");
+  CHECK(just_below >= 4);
+  CHECK(just_below <= 5);
+}
+
 TEST_CASE("memory: a DMA engine pipelines across descriptors whatever the memory model",
           "[memory][hbm][exec][dma]") {
   // 32 KiB as one descriptor or as 64 of 512 B (one chunk each) on one engine: either way one
