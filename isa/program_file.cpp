@@ -14,6 +14,7 @@
 #include "isa/assembler.h"
 #include "isa/binary.h"
 #include "sim/base/input_file.h"
+#include "sim/base/output_file.h"
 
 namespace tpusim::isa {
 namespace {
@@ -59,9 +60,15 @@ Program read_program_file(const std::string& path) {
 
 void write_binary_file(const Program& program, const std::string& path) {
   std::vector<std::uint8_t> bytes = encode(program);
-  std::string tmp = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmp.data());
+  const OutputTarget where = output_target(path);
+  const bool in_place = where.temp.empty();  // a device: see sim/base/output_file.h
+  std::string tmp = where.target.string();   // what is written: the target, or a temporary
+  if (!in_place) tmp += ".tmp.XXXXXX";
+  int fd = in_place ? ::open(tmp.c_str(), O_WRONLY | O_TRUNC) : ::mkstemp(tmp.data());
   if (fd < 0) throw file_error(path, std::string("cannot create file: ") + std::strerror(errno));
+  const auto discard = [&] {
+    if (!in_place) ::unlink(tmp.c_str());
+  };
   std::size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -69,16 +76,17 @@ void write_binary_file(const Program& program, const std::string& path) {
     if (n <= 0) {
       int err = errno;
       ::close(fd);
-      ::unlink(tmp.c_str());
+      discard();
       throw file_error(path, std::string("cannot write file: ") + std::strerror(err));
     }
     done += static_cast<std::size_t>(n);
   }
   // mkstemp creates the file 0600; a program is an ordinary output file.
-  ::fchmod(fd, 0644);
-  if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!in_place) ::fchmod(fd, 0644);
+  if (::close(fd) != 0 ||
+      (!in_place && std::rename(tmp.c_str(), where.target.string().c_str()) != 0)) {
     int err = errno;
-    ::unlink(tmp.c_str());
+    discard();
     throw file_error(path, std::string("cannot write file: ") + std::strerror(err));
   }
 }

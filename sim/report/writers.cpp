@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/errors.h"
+#include "sim/base/output_file.h"
 
 namespace tpusim::sim {
 namespace {
@@ -119,34 +120,36 @@ std::string memory_system_lines(const Report& r) {
 
 }  // namespace
 
-std::filesystem::path stage_file(const std::filesystem::path& path,
-                                 const std::function<void(std::ostream&)>& render) {
-  const std::filesystem::path temp = path.string() + ".partial";
+StagedFile stage_file(const std::filesystem::path& path,
+                      const std::function<void(std::ostream&)>& render) {
+  const OutputTarget where = output_target(path);
+  const std::filesystem::path& written = where.temp.empty() ? where.target : where.temp;
   std::error_code ec;
   try {
-    std::ofstream out(temp, std::ios::binary);
+    std::ofstream out(written, std::ios::binary);
     render(out);
     if (!out.flush()) throw InputError(path.string() + ": cannot write file");
   } catch (...) {
-    std::filesystem::remove(temp, ec);
+    if (!where.temp.empty()) std::filesystem::remove(where.temp, ec);
     throw;
   }
-  return temp;
+  return {where.temp, where.target};
 }
 
-void commit_file(const std::filesystem::path& temp, const std::filesystem::path& path) {
+void commit_file(const StagedFile& file) {
+  if (file.temp.empty()) return;  // written in place
   std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
+  std::filesystem::rename(file.temp, file.target, ec);
   if (ec) {
     std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
-    throw InputError(path.string() + ": cannot write file (" + ec.message() + ")");
+    std::filesystem::remove(file.temp, ignored);
+    throw InputError(file.target.string() + ": cannot write file (" + ec.message() + ")");
   }
 }
 
 void write_file(const std::filesystem::path& path,
                 const std::function<void(std::ostream&)>& render) {
-  commit_file(stage_file(path, render), path);
+  commit_file(stage_file(path, render));
 }
 
 int replacing_output(const std::string& output, const std::vector<std::string>& inputs,
@@ -458,18 +461,20 @@ void write_outputs(const std::string& dir, const Report& report, const models::T
                 "the renders below follow kReportFiles' order");
   const std::filesystem::path files[] = {d / kReportFiles[0], d / kReportFiles[1],
                                          d / kReportFiles[2]};
-  std::vector<std::filesystem::path> staged;
+  std::vector<StagedFile> staged;
   std::size_t renamed = 0;
   try {
     staged.push_back(stage_file(files[0], [&](std::ostream& out) { out << csv_text; }));
     staged.push_back(
         stage_file(files[1], [&](std::ostream& out) { write_trace_json(out, trace, program); }));
     staged.push_back(stage_file(files[2], [&](std::ostream& out) { out << json_text; }));
-    for (; renamed < staged.size(); ++renamed) commit_file(staged[renamed], files[renamed]);
+    for (; renamed < staged.size(); ++renamed) commit_file(staged[renamed]);
   } catch (...) {
-    // Only what this call wrote: a directory squatting on a report's name stays, as it was.
+    // Only what this call wrote: a directory squatting on a report's name stays, as it was, and
+    // so does a device written in place.
     for (std::size_t i = 0; i < staged.size(); ++i)
-      std::filesystem::remove(i < renamed ? files[i] : staged[i], ec);
+      if (!staged[i].temp.empty())
+        std::filesystem::remove(i < renamed ? staged[i].target : staged[i].temp, ec);
     throw;
   }
 }

@@ -23,10 +23,14 @@ void write_file(const std::filesystem::path& path, const std::string& text);
 void write_file(const std::filesystem::path& path,
                 const std::function<void(std::ostream&)>& render);
 // The two halves of write_file, for results that must appear together: writes `path`'s
-// temporary file (returned), then renames it into place.
-std::filesystem::path stage_file(const std::filesystem::path& path,
-                                 const std::function<void(std::ostream&)>& render);
-void commit_file(const std::filesystem::path& temp, const std::filesystem::path& path);
+// temporary file, then renames it into place (sim/base/output_file.h: a device is written in
+// place, temp left empty).
+struct StagedFile {
+  std::filesystem::path temp, target;
+};
+StagedFile stage_file(const std::filesystem::path& path,
+                      const std::function<void(std::ostream&)>& render);
+void commit_file(const StagedFile& file);
 // Runs `produce`, which writes its result to `output` (if not empty). When it fails, a file an
 // earlier command left at `output` is removed before the error goes on, as compilers do: a
 // failed command leaves no result that could pass for its own. An `output` that is one of the

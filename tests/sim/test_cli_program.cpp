@@ -178,3 +178,36 @@ TEST_CASE("cli: results that cannot all be written to stdout are a failed run", 
         "error: cannot write the results to standard output: No space left on device\n");
   CHECK(run_tpusim("disasm isa/examples/teach-4x4.tasm").exit_code == 0);
 }
+
+TEST_CASE("cli: -o through a link writes what the link names and keeps the link", "[cli][isa]") {
+  // Results are written beside their path and renamed over it. Renaming over a device node
+  // would replace the node (as root, /dev/null by a regular file); renaming over a link would
+  // replace the link. A link to /dev/null tests both without touching /dev if it fails.
+  namespace fs = std::filesystem;
+  TempDir dir;
+  const std::string to_device = dir.path("null.tbin");
+  fs::create_symlink("/dev/null", to_device);
+  CHECK(run_tpusim("asm isa/examples/teach-4x4.tasm -o '" + to_device + "'").exit_code == 0);
+  CHECK(fs::is_symlink(fs::symlink_status(to_device)));
+  CHECK(fs::is_character_file(fs::status("/dev/null")));
+  CHECK_FALSE(fs::exists(to_device + ".partial"));
+
+  // A link to a file: the file gets the whole result, the link stays a link.
+  const std::string file = dir.write("real.tbin", "old");
+  const std::string to_file = dir.path("link.tbin");
+  fs::create_symlink(file, to_file);
+  REQUIRE(run_tpusim("asm isa/examples/teach-4x4.tasm -o '" + to_file + "'").exit_code == 0);
+  CHECK(fs::is_symlink(fs::symlink_status(to_file)));
+  const std::string direct = dir.path("direct.tbin");
+  REQUIRE(run_tpusim("asm isa/examples/teach-4x4.tasm -o '" + direct + "'").exit_code == 0);
+  CHECK(slurp(file) == slurp(direct));
+
+  // The report directory's files too: a report.json that links to /dev/null stays a link.
+  const std::string out = dir.path("run");
+  fs::create_directories(out);
+  fs::create_symlink("/dev/null", out + "/report.json");
+  REQUIRE(run_tpusim("run -c teach-4x4 -w workloads/teach/matmul-4x4.yaml -q -o '" + out + "'")
+              .exit_code == 0);
+  CHECK(fs::is_symlink(fs::symlink_status(out + "/report.json")));
+  CHECK(fs::file_size(out + "/ops.csv") > 0);
+}
