@@ -104,6 +104,8 @@ MxuSpec read_mxu(ConfigReader r) {
       s.rounding[*from] = *to;
     }
     p->finish();
+  } else {
+    r.resolved_section("rounding");  // shown as {}: no operand type is rounded
   }
   s.weight_double_buffer = r.opt<bool>("weight_double_buffer", s.weight_double_buffer);
   s.writeback_latency = r.opt<Duration>("writeback_latency", s.writeback_latency);
@@ -163,12 +165,17 @@ DmaSpec read_dma(ConfigReader r) {
   return s;
 }
 
-// A section whose keys all have defaults may be left out; read it from an empty map then.
+// A section whose keys all have defaults may be left out; it is read from an empty map then, so
+// the resolved config still shows every default.
+ConfigReader defaulted_section(ConfigReader& parent, const std::string& key) {
+  if (auto section = parent.opt_section(key)) return *section;
+  static const ConfigNode empty = ConfigNode::map({});
+  return ConfigReader(empty, parent.path_of(key), parent.resolved_section(key));
+}
+
 template <typename Spec>
 Spec read_defaulted(ConfigReader& parent, const std::string& key, Spec (*read)(ConfigReader)) {
-  if (auto section = parent.opt_section(key)) return read(*section);
-  static const ConfigNode empty = ConfigNode::map({});
-  return read(ConfigReader(empty, parent.path_of(key), parent.resolved_section(key)));
+  return read(defaulted_section(parent, key));
 }
 
 CoreSpec read_core(ConfigReader r) {
@@ -199,6 +206,19 @@ DramTiming read_dram_timing(ConfigReader r) {
   return t;
 }
 
+void read_controller(ConfigReader c, DramSpec& s) {
+  s.queue_depth = count_in(c, "queue_depth", s.queue_depth, 1, 4096);
+  s.scheduler = c.opt_choice("scheduler", s.scheduler, kSchedulers);
+  s.page_policy = c.opt_choice("page_policy", s.page_policy, kPagePolicies);
+  s.engine = c.opt_choice("engine", s.engine, kDramEngines);
+  c.require(s.engine == DramEngine::kCommand ||
+                (s.scheduler == DramScheduler::kFrFcfs && s.page_policy == PagePolicy::kOpen),
+            "engine",
+            "the timeline engine models FR-FCFS with an open page only; scheduler fcfs and "
+            "page_policy close need engine: command");
+  c.finish();
+}
+
 DramSpec read_dram(ConfigReader r) {
   DramSpec s;
   s.standard = r.req<std::string>("standard");
@@ -214,18 +234,7 @@ DramSpec read_dram(ConfigReader r) {
   s.clock = clock_in(r, "clock");
   s.transfers_per_clock = count_in(r, "transfers_per_clock", s.transfers_per_clock, 1, 16);
   s.timing = read_dram_timing(r.section("timing"));
-  if (auto c = r.opt_section("controller")) {
-    s.queue_depth = count_in(*c, "queue_depth", s.queue_depth, 1, 4096);
-    s.scheduler = c->opt_choice("scheduler", s.scheduler, kSchedulers);
-    s.page_policy = c->opt_choice("page_policy", s.page_policy, kPagePolicies);
-    s.engine = c->opt_choice("engine", s.engine, kDramEngines);
-    c->require(s.engine == DramEngine::kCommand ||
-                   (s.scheduler == DramScheduler::kFrFcfs && s.page_policy == PagePolicy::kOpen),
-               "engine",
-               "the timeline engine models FR-FCFS with an open page only; scheduler fcfs and "
-               "page_policy close need engine: command");
-    c->finish();
-  }
+  read_controller(defaulted_section(r, "controller"), s);
   s.address_mapping = r.opt<std::string>("address_mapping", s.address_mapping);
   s.channel_hash = r.opt<bool>("channel_hash", s.channel_hash);
   s.activate_energy = r.opt<Picojoules>("activate_energy", s.activate_energy);

@@ -101,6 +101,15 @@ TEST_CASE("chip config: omitted keys take the documented defaults and appear res
   CHECK(text("noc.topology") == "crossbar");
   CHECK(text("clock") == "1 GHz");
   CHECK(find_path(c.resolved, "memory.hbm.extends") == nullptr);
+  // Sections left out whole show their defaults too.
+  CHECK(text("memory.hbm.controller.queue_depth") == std::to_string(DramSpec{}.queue_depth));
+  CHECK(text("memory.hbm.controller.scheduler") == "frfcfs");
+  CHECK(text("memory.hbm.controller.page_policy") == "open");
+  CHECK(text("memory.hbm.controller.engine") == "command");
+  const ConfigNode* rounding = find_path(c.resolved, "core.mxu.rounding");
+  REQUIRE(rounding != nullptr);
+  CHECK(rounding->is_map());
+  CHECK(rounding->entries().empty());
 }
 
 TEST_CASE("chip config: --set overrides are bound and validated like file values",
