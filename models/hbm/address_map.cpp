@@ -59,7 +59,8 @@ DramAddress AddressMap::map_any(std::uint64_t byte_address) const {
     }
     above = above || f == kChannel;
   }
-  if (hash_) {
+  // With one channel every address is in it (and the digit sum below would never end).
+  if (hash_ && size_[kChannel] > 1) {
     const std::uint64_t channels = size_[kChannel];
     for (; above_channel != 0; above_channel /= channels)
       digit[kChannel] += above_channel % channels;

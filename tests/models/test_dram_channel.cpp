@@ -263,4 +263,18 @@ TEST_CASE("address map: channel_hash spreads a power-of-two stride over every ch
     coordinates.insert({a.channel, a.bank_group, a.bank, a.row, a.column});
   }
   CHECK(coordinates.size() == odd_bursts);
+  // One channel with another field not a power of two (the generic path): there is nothing to
+  // spread over, and the map still ends (its digit sum once never did) and stays one to one.
+  s.channels = 1;
+  s.columns = 3;
+  const AddressMap single(s);
+  REQUIRE_FALSE(single.power_of_two());
+  coordinates.clear();
+  const std::uint64_t single_bursts = 4 * 4 * 3 * 5;  // groups x banks x columns x 5 rows
+  for (std::uint64_t b = 0; b < single_bursts; ++b) {
+    const DramAddress a = single.map(b * 32);
+    REQUIRE(a.channel == 0);
+    coordinates.insert({a.channel, a.bank_group, a.bank, a.row, a.column});
+  }
+  CHECK(coordinates.size() == single_bursts);
 }
