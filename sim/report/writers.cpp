@@ -152,6 +152,27 @@ void write_file(const std::filesystem::path& path,
   commit_file(stage_file(path, render));
 }
 
+StagedStream::StagedStream(const std::filesystem::path& path) : path_(path) {
+  const OutputTarget where = output_target(path);
+  file_ = {where.temp, where.target};
+  out_.open(where.temp.empty() ? where.target : where.temp, std::ios::binary);
+  if (!out_) throw InputError(path.string() + ": cannot write file");
+}
+
+StagedStream::~StagedStream() {
+  if (committed_ || file_.temp.empty()) return;
+  out_.close();
+  std::error_code ec;
+  std::filesystem::remove(file_.temp, ec);
+}
+
+void StagedStream::commit() {
+  if (!out_.flush()) throw InputError(path_.string() + ": cannot write file");
+  out_.close();
+  committed_ = true;  // commit_file removes the temporary itself if the rename fails
+  commit_file(file_);
+}
+
 int replacing_output(const std::string& output, const std::vector<std::string>& inputs,
                      const std::function<int()>& produce) {
   check_output_files({output}, inputs);

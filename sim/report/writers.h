@@ -3,6 +3,7 @@
 // trace.json (Chrome trace event format). docs/report.md documents every field.
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -31,6 +32,24 @@ struct StagedFile {
 StagedFile stage_file(const std::filesystem::path& path,
                       const std::function<void(std::ostream&)>& render);
 void commit_file(const StagedFile& file);
+// A result file written while the run goes on (a waveform, a page of the array's cycles): under
+// its temporary name until commit(), removed if the run stops before it. InputError naming the
+// path when it cannot be opened or written.
+class StagedStream {
+ public:
+  explicit StagedStream(const std::filesystem::path& path);
+  StagedStream(const StagedStream&) = delete;
+  StagedStream& operator=(const StagedStream&) = delete;
+  ~StagedStream();
+  std::ostream& out() { return out_; }
+  void commit();
+
+ private:
+  std::filesystem::path path_;
+  StagedFile file_;
+  std::ofstream out_;
+  bool committed_ = false;
+};
 // Runs `produce`, which writes its result to `output` (if not empty). When it fails, a file an
 // earlier command left at `output` is removed before the error goes on, as compilers do: a
 // failed command leaves no result that could pass for its own. An `output` that is one of the

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -189,16 +190,10 @@ int simulate(const SimulateRequest& request) {
     throw InputError("--show-format: expected text or html, got '" + watch.show_format + "'");
   if (watch.show_format == "html" && watch.show_out.empty())
     throw InputError("--show-format html needs --show-out FILE (the page is one file)");
-  std::ofstream vcd_file;
-  if (!watch.vcd.empty()) {
-    vcd_file.open(watch.vcd);
-    if (!vcd_file) throw InputError(watch.vcd + ": cannot write file");
-  }
-  std::ofstream show_file;
-  if (!watch.show_out.empty()) {
-    show_file.open(watch.show_out);
-    if (!show_file) throw InputError(watch.show_out + ": cannot write file");
-  }
+  // Opened before the run, so an unwritable path fails before simulating.
+  std::optional<StagedStream> vcd_file, show_file;
+  if (!watch.vcd.empty()) vcd_file.emplace(watch.vcd);
+  if (!watch.show_out.empty()) show_file.emplace(watch.show_out);
 
   // Femtosecond resolution keeps a non-integer clock period (952.38 ps at 1.05 GHz) exact to
   // 1e-6 relative; it must be set before the first sc_time exists.
@@ -215,7 +210,7 @@ int simulate(const SimulateRequest& request) {
     std::uint32_t operand_bits = 8;
     for (const auto& [dtype, rate] : chip.spec.core.mxu.precisions)
       operand_bits = std::max<std::uint32_t>(operand_bits, 8 * dtype_bytes(dtype));
-    vcd = std::make_unique<models::ArrayVcd>(vcd_file, std::max<std::uint64_t>(1, period_ps),
+    vcd = std::make_unique<models::ArrayVcd>(vcd_file->out(), std::max<std::uint64_t>(1, period_ps),
                                              operand_bits);
     observers.add(vcd.get());
   }
@@ -249,14 +244,16 @@ int simulate(const SimulateRequest& request) {
                      "the run too slow to simulate (a low bandwidth or rate, a long latency)");
   observers.end(result.cycles);
   vcd.reset();  // writes the closing time stamp
-  if (vcd_file.is_open() && !vcd_file.flush()) throw InputError(watch.vcd + ": cannot write file");
+  // Kept when the run deadlocks below: the waveform of a stuck run is whole, and what shows why.
+  if (vcd_file) vcd_file->commit();
   if (watch.show) {
     const std::string view = watch.show_format == "html"
                                  ? render_show_html(recording, "tpusim --show: " + request.title +
                                                                    " (" + watched.name() + ")")
                                  : render_show_text(recording, watched.name());
-    if (show_file.is_open()) {
-      if (!(show_file << view).flush()) throw InputError(watch.show_out + ": cannot write file");
+    if (show_file) {
+      show_file->out() << view;
+      show_file->commit();
     } else {
       std::cout << view << "\n";
     }

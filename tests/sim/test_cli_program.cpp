@@ -211,3 +211,31 @@ TEST_CASE("cli: -o through a link writes what the link names and keeps the link"
   CHECK(fs::is_symlink(fs::symlink_status(out + "/report.json")));
   CHECK(fs::file_size(out + "/ops.csv") > 0);
 }
+
+TEST_CASE("cli: a waveform or array page that cannot be written whole is not left behind",
+          "[cli][show]") {
+  // A file-size limit of 1 KiB (SIGXFSZ ignored, so writes fail instead) cuts both files short.
+  TempDir dir;
+  const std::string vcd = dir.path("w.vcd"), page = dir.path("p.html");
+  for (const std::string& flags :
+       {"--vcd '" + vcd + "'", "--show --show-format html --show-out '" + page + "'"}) {
+    const std::string command = "cd '" TPUSIM_SOURCE_DIR
+                                "' && bash -c \"trap '' XFSZ; ulimit -f 1; "
+                                "timeout 60 '" TPUSIM_EXE
+                                "' run -q -c teach-4x4 -w workloads/teach/matmul-4x4.yaml " +
+                                flags + "\" > /dev/null 2> '" + dir.path("err") + "'";
+    const int status = std::system(command.c_str());
+    INFO(flags << ": " << slurp(dir.path("err")));
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK_THAT(slurp(dir.path("err")), Catch::Contains("cannot write file"));
+  }
+  CHECK_FALSE(std::filesystem::exists(vcd));
+  CHECK_FALSE(std::filesystem::exists(page));
+  CHECK_FALSE(std::filesystem::exists(vcd + ".partial"));
+  CHECK_FALSE(std::filesystem::exists(page + ".partial"));
+  // Without the limit both are written whole.
+  REQUIRE(run_tpusim("run -q -c teach-4x4 -w workloads/teach/matmul-4x4.yaml --vcd '" + vcd + "'")
+              .exit_code == 0);
+  CHECK(std::filesystem::file_size(vcd) > 1024);
+}
