@@ -16,10 +16,11 @@ CycleMxu::CycleMxu(const MxuSpec& spec, Hertz clock, std::uint64_t port_bytes)
     : spec_(spec),
       port_bytes_(port_bytes),
       wb_(spec.writeback_latency.cycles(clock).value()),
+      settle_cycles_(2 * (std::uint64_t{spec.rows} + spec.cols) + 4),
       committed_{SystolicArray(kind_of(spec.dataflow), spec.rows, spec.cols),
                  std::vector<std::deque<Tag>>(
                      kind_of(spec.dataflow) == ArrayKind::kStationary ? spec.cols : 1),
-                 0} {}
+                 0, 0} {}
 
 void CycleMxu::set_observer(ArrayObserver* observer) {
   observer_ = observer;
@@ -30,6 +31,7 @@ void CycleMxu::advance(Pipeline& p, std::vector<Leaving>& leaving,
                        std::vector<PeView>* view) const {
   const auto it = schedule_.find(p.cycle);
   const Slot& s = it == schedule_.end() ? empty_slot_ : it->second;
+  p.idle = it == schedule_.end() ? p.idle + 1 : 0;
   p.array.step(s.in, view);
   // Tags enter before results are collected: no result leaves in the cycle its item enters.
   for (const Tag& tag : s.enter)
@@ -46,6 +48,19 @@ void CycleMxu::advance(Pipeline& p, std::vector<Leaving>& leaving,
 void CycleMxu::commit_until(std::uint64_t cycle) {
   std::vector<Leaving> leaving;
   while (committed_.cycle < cycle) {
+    // A settled array stays as it is until its next input: the idle cycles are skipped, not
+    // computed one by one (a run may wait seconds of simulated time for a slow memory). An
+    // observer sees every cycle.
+    const bool results_due = std::any_of(committed_.queues.begin(), committed_.queues.end(),
+                                         [](const std::deque<Tag>& q) { return !q.empty(); });
+    if (!observer_ && committed_.idle >= settle_cycles_ && !results_due) {
+      const std::uint64_t next =
+          schedule_.empty() ? cycle : std::min(cycle, schedule_.begin()->first);
+      if (next > committed_.cycle) {
+        committed_.cycle = next;
+        continue;
+      }
+    }
     const std::uint64_t t = committed_.cycle;
     leaving.clear();
     advance(committed_, leaving, observer_ ? &view_ : nullptr);

@@ -93,6 +93,7 @@ class CycleMxu {
     SystolicArray array;
     std::vector<std::deque<Tag>> queues;  // per column (stationary) or one (output)
     std::uint64_t cycle = 0;              // the next cycle to compute
+    std::uint64_t idle = 0;               // cycles computed in a row with no scheduled input
   };
   struct Leaving {
     Tag tag;
@@ -118,6 +119,9 @@ class CycleMxu {
   const MxuSpec spec_;
   const std::uint64_t port_bytes_;
   const std::uint64_t wb_;
+  // Idle cycles after which nothing is left moving in the array: every later idle cycle leaves
+  // it as it is (the skew lines, R + C hops and the results' way out, with room to spare).
+  const std::uint64_t settle_cycles_;
   Pipeline committed_;
   std::map<std::uint64_t, Slot> schedule_;
   ArrayObserver* observer_ = nullptr;

@@ -453,3 +453,60 @@ halt
     longest = std::max<std::uint64_t>(longest, std::stoull((*it)[2]) - std::stoull((*it)[1]) + 1);
   CHECK(longest >= 2000);
 }
+
+TEST_CASE("show: a cycle-level array idle for long gives the cycles stepping every cycle gives",
+          "[show][cycle]") {
+  // A slow memory (1 MB/s: the second load's 256 B take 25,600 cycles at 100 MHz) leaves the
+  // array idle between its matmuls; a settled array skips such a wait instead of computing it
+  // cycle by cycle. With --vcd every cycle is computed (the waveform needs each), so the three
+  // runs (fast model, cycle-level, cycle-level stepping) must agree on cycles and values.
+  const std::string program = R"(.op 0 matmul "gemm"
+.core 0
+load dma0 dst=vmem:0 src=hbm:0 elem=256
+sem.signal dma0 s0
+sem.wait mxu0 s0
+mxu.lw mxu0 src=vmem:0 k=4 n=4 dtype=int8
+mxu.mm mxu0 src=vmem:64 dst=accmem:0 m=4 k=4 n=4 dtype=int8
+sem.signal mxu0 s1
+sem.wait dma0 s1
+load dma0 dst=vmem:256 src=hbm:256 elem=256
+sem.signal dma0 s2
+sem.wait mxu0 s2
+mxu.mm mxu0 src=vmem:256 dst=accmem:256 m=4 k=4 n=4 dtype=int8
+sem.signal mxu0 s3
+sem.wait dma0 s3
+store dma0 dst=hbm:4096 src=accmem:0 elem=512
+halt
+)";
+  TempDir dir;
+  std::string data;
+  for (int i = 0; i < 512; ++i) data += static_cast<char>((i * 37 + 5) % 256);
+  dir.write("data.bin", data);
+  dir.write("p.tasm", program);
+  const std::regex cycles_line(R"(\n  cycles +(\d+) )");
+  for (const char* dataflow : {"ws", "is", "os"}) {
+    CAPTURE(dataflow);
+    std::string summary[3], result[3];
+    std::uint64_t cycles[3] = {0, 0, 0};
+    for (int variant = 0; variant < 3; ++variant) {
+      const std::string out = dir.path("y" + std::to_string(variant) + ".bin");
+      REQUIRE(run(dir, "exec '" + dir.path("p.tasm") +
+                           "' -c configs/chips/teach-4x4.yaml --functional --load hbm:0='" +
+                           dir.path("data.bin") + "' --dump hbm:4096:512='" + out +
+                           "' --set memory.bandwidth=1MB/s --set core.mxu.dataflow=" + dataflow +
+                           " --set core.mxu.model=" + (variant == 0 ? "fast" : "cycle") +
+                           (variant == 2 ? " --vcd '" + dir.path("w.vcd") + "'" : "")) == 0);
+      summary[variant] = slurp(dir.path("out"));
+      result[variant] = slurp(out);
+      std::smatch m;
+      REQUIRE(std::regex_search(summary[variant], m, cycles_line));
+      cycles[variant] = std::stoull(m[1]);
+    }
+    CHECK(cycles[0] > 25600);  // the wait is there
+    CHECK(summary[1] == summary[0]);
+    CHECK(cycles[2] == cycles[1]);
+    CHECK(result[1] == result[0]);
+    CHECK(result[2] == result[0]);
+    CHECK(result[0].size() == 512);
+  }
+}
