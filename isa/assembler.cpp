@@ -49,6 +49,11 @@ void Assembler::directive() {
       throw error(space_tok.column, "unknown memory space " + quoted(space_tok) +
                                         " (expected hbm, vmem, accmem or cmem)");
     split_operands(Params{{"base", "size"}, {}, {}}, 3);
+    // "0x20 -16" is one expression, 0x20 - 16: say so rather than only that the size is missing.
+    if (const RawOperand* base = find("base"); base && !find("size") && base->end - base->begin > 1)
+      throw error(d.column,
+                  ".region: missing operand size= (the base and a signed size read as one "
+                  "expression; a size is a number of at least 1)");
     std::uint64_t base = uint_op("base", 64);
     std::uint64_t size = uint_op("size", 64);
     if (size == 0) throw error(need("size").column, "region size must be at least 1");

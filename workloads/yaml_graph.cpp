@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "workloads/suggest.h"
 #include "workloads/yaml_reader.h"
@@ -106,7 +107,26 @@ class Builder {
   std::vector<bool> shape_declared_;
   std::vector<bool> dtype_declared_;
   std::unordered_map<std::string, SourceLocation> op_names_;
+  // Every name an op (or a repeat block) of the file produces, as written: a read of one before
+  // its op is out of order, not an unknown tensor.
+  std::unordered_set<std::string> produced_anywhere_;
+  void collect_produced(const YAML::Node& ops);
 };
+
+void Builder::collect_produced(const YAML::Node& ops) {
+  if (!ops || !ops.IsSequence()) return;  // a missing key is an invalid node: test it first
+  for (const YAML::Node& op : ops) {
+    if (!op.IsMap()) continue;
+    if (const YAML::Node block = op["repeat"]; block && block.IsMap()) {
+      if (block["output"] && block["output"].IsScalar())
+        produced_anywhere_.insert(block["output"].Scalar());
+      collect_produced(block["ops"]);
+      continue;
+    }
+    const YAML::Node named = op["output"] ? op["output"] : op["name"];
+    if (named && named.IsScalar()) produced_anywhere_.insert(named.Scalar());
+  }
+}
 
 std::string Builder::resolve(const Scope& scope, const std::string& name) const {
   for (const Scope* s = &scope; s; s = s->parent) {
@@ -134,6 +154,11 @@ TensorId Builder::lookup(const Scope& scope, const MapReader& r, const YAML::Nod
     for (const Scope* s = &scope; s; s = s->parent)
       for (const auto& entry : s->local) candidates.push_back(entry.first);
     for (const Tensor& t : g_.tensors) candidates.push_back(t.name);
+    if (produced_anywhere_.count(name))
+      r.fail(at, key,
+             "tensor '" + name +
+                 "' is read before the op that produces it (ops run in the order "
+                 "written)");
     const std::string hint = nearest(name, candidates);
     r.fail(
         at, key,
@@ -381,7 +406,9 @@ void Builder::read_op(const YAML::Node& node, Scope& scope) {
         if (x.size() != 4) r.fail("inputs", "x " + shape_str(x) + " must be NHWC [N,H,W,C]");
         std::int64_t kh = 1, kw = 1;
         const YAML::Node k = r.get("kernel");
-        if (k.IsSequence() && k.size() == 2) {
+        if (k.IsSequence() && k.size() != 2)
+          r.fail("kernel", "expected n or [h, w], got a list of " + std::to_string(k.size()));
+        if (k.IsSequence()) {
           kh = r.as_integer(k[0], "kernel", 1, kMaxDim - 1);
           kw = r.as_integer(k[1], "kernel", 1, kMaxDim - 1);
         } else {
@@ -469,6 +496,7 @@ Graph Builder::build(const YAML::Node& root) {
     default_dtype_ = *dt;
   }
   Scope top;
+  if (r.has("ops")) collect_produced(r.get("ops"));
   if (r.has("tensors")) read_tensors(r.get("tensors"), top);
   read_ops(r.required("ops"), top);
   validate(g_);

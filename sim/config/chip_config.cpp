@@ -1,5 +1,7 @@
 #include "sim/config/chip_config.h"
 
+#include <algorithm>
+
 #include <filesystem>
 
 #include "sim/config/config_reader.h"
@@ -77,10 +79,8 @@ MxuSpec read_mxu(ConfigReader r) {
       const auto dtype = dtype_from_name(name);
       if (!dtype)
         p->fail_key(name, "unknown dtype (expected one of int8, int16, int32, bf16, fp32, fp8)");
-      const double rate = p->req_number(name, 0, 16);
       // A floor keeps every cycle count an instruction can take within range.
-      p->require(rate >= kLeastRate, name,
-                 "expected a rate of at least 1/1024 (MACs per PE per cycle)");
+      const double rate = p->req_number(name, kLeastRate, 16);
       s.precisions[*dtype] = rate;
     }
     r.require(!s.precisions.empty(), "precisions", "at least one operand dtype is required");
@@ -133,10 +133,8 @@ VpuSpec read_vpu(ConfigReader r) {
       continue;
     }
     t.latency = op->opt<Duration>("latency", t.latency);
-    t.throughput = op->opt_number("throughput", t.throughput, 0, 64);
-    op->require(t.throughput >= kLeastRate, "throughput",
-                "expected a throughput of at least 1/1024 (results per ALU slot, one of lanes x "
-                "sublanes, per cycle)");
+    // Results per ALU slot (one of lanes x sublanes) per cycle.
+    t.throughput = op->opt_number("throughput", t.throughput, kLeastRate, 64);
     op->finish();
   }
   if (ops) ops->finish();
@@ -200,6 +198,9 @@ DramTiming read_dram_timing(ConfigReader r) {
       {"tRRD_L", &DramTiming::tRRD_L}, {"tFAW", &DramTiming::tFAW},     {"tWR", &DramTiming::tWR},
       {"tWTR_S", &DramTiming::tWTR_S}, {"tWTR_L", &DramTiming::tWTR_L}, {"tRTP", &DramTiming::tRTP},
       {"tRFC", &DramTiming::tRFC},     {"tREFI", &DramTiming::tREFI}};
+  std::vector<std::string> keys = {"tRTW"};
+  for (const auto& field : fields) keys.push_back(field.first);
+  r.expect(keys);
   for (const auto& [key, member] : fields) t.*member = r.req<Duration>(key);
   t.tRTW = r.opt<Duration>("tRTW", t.tRTW);
   r.finish();
@@ -345,6 +346,9 @@ ChipSpec read_chip(ConfigReader r) {
   ChipSpec chip;
   chip.name = r.req<std::string>("name");
   r.require(!chip.name.empty(), "name", "expected a non-empty name (reports and sweeps show it)");
+  r.require(std::none_of(chip.name.begin(), chip.name.end(),
+                         [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }),
+            "name", "expected a name without control characters (reports print it on one line)");
   chip.description = r.opt<std::string>("description", "");
   chip.clock = clock_in(r, "clock");
   chip.cores = static_cast<std::uint32_t>(r.opt_uint("cores", 1, 1, 1024));

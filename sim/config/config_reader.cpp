@@ -91,6 +91,10 @@ std::string range_text(std::uint64_t lo, std::uint64_t hi) {
 
 std::string number_range_text(double lo, double hi) {
   auto text = [](double v) {
+    // A bound such as 1/1024 is written as the fraction: to_string would round it.
+    const double inverse = v > 0 && v < 1 ? 1 / v : 0;
+    if (inverse >= 2 && inverse == std::floor(inverse) && inverse < 1e9)
+      return "1/" + std::to_string(static_cast<std::uint64_t>(inverse));
     std::string s = std::to_string(v);
     s.erase(s.find_last_not_of('0') + 1);
     if (s.back() == '.') s.pop_back();

@@ -72,6 +72,9 @@ class ConfigReader {
   void record(const std::string& key, const std::string& text);
   ConfigNode* resolved_section(const std::string& key);
 
+  // Marks keys as known before they are read, so a missing required key is not taken for a
+  // misspelling of one of them.
+  void expect(const std::vector<std::string>& keys) { known_.insert(keys.begin(), keys.end()); }
   // Rejects keys that no read asked for, naming the nearest known key.
   void finish() const;
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;

@@ -404,10 +404,9 @@ void merge_into(ConfigNode& base, const ConfigNode& over) {
   for (const auto& [key, value] : over.entries()) {
     const auto it = index.find(key);
     if (value.is_null()) {
-      if (it != index.end()) {
-        base.erase(key);
-        index.erase(it);
-      }
+      // The null stays where the key was, and reads as absent: an error about the key it
+      // removed (a required key) then names the line that removed it, as for --set.
+      if (it != index.end()) *it->second = value;
       continue;
     }
     if (it == index.end()) {

@@ -108,6 +108,11 @@ std::pair<double, const Unit*> split(std::string_view text, const Quantity& q) {
   const double value = std::strtod(s.substr(0, number_length).c_str(), nullptr);
   if (!std::isfinite(value)) throw UnitError(expected + ", got " + quoted_excerpt(s));
   std::size_t pos = number_length;
+  // "0x64 MHz" would read as 0 in unit "x64 MHz": name what is really wrong.
+  if (pos < s.size() && (s[pos] == 'x' || s[pos] == 'X' || s[pos] == 'b' || s[pos] == 'B') &&
+      pos + 1 < s.size() && std::isxdigit(static_cast<unsigned char>(s[pos + 1])) &&
+      s.substr(0, number_length) == "0")
+    throw UnitError(expected + ", got " + quoted_excerpt(s) + ": write the number in decimal");
   while (pos < s.size() && s[pos] == ' ') ++pos;
   const std::string unit = s.substr(pos);
   if (unit.empty()) throw UnitError(expected + ", got " + quoted_excerpt(s) + " with no unit");

@@ -67,6 +67,8 @@ std::vector<MemoryImage> parse_images(const std::vector<std::string>& specs, boo
       throw InputError(image.file + ": is a directory, not a file");
     if (dump) {
       image.bytes = parse_number(where.substr(colon + 1), spec);
+      if (image.bytes == 0)
+        throw InputError("'" + spec + "': BYTES is 0, so there is nothing to dump");
       const fs::path parent = fs::path(image.file).parent_path();
       if (!parent.empty() && !fs::is_directory(parent, ec))
         throw InputError(image.file + ": no such directory '" + parent.string() + "'");

@@ -153,6 +153,20 @@ TEST_CASE("chip config: unknown keys name the nearest valid key", "[config][chip
   CHECK(error_of([&] { load_chip_config(chip); }) ==
         dir.path("hbm.yaml") + ":" + position_of(hbm, "tRDC") +
             ": memory.hbm.timing.tRCD: missing required key; is 'tRDC' a misspelling of it?");
+  // A key that is simply missing is not taken for a misspelling of another valid key, even one
+  // read after it (tRTW is optional, tRP required).
+  const std::string missing = replaced(tpusim::test::kHbm, "  tRCD: 14 cycles\n", "");
+  dir.write("hbm.yaml", missing);
+  CHECK_THAT(error_of([&] { load_chip_config(chip); }),
+             Catch::EndsWith(": memory.hbm.timing.tRCD: missing required key"));
+  // A chip that removes a required key of the file it extends is named at its own null.
+  dir.write("hbm.yaml", tpusim::test::kHbm);
+  const std::string nulled = replaced(kMinimalChip, "    extends: hbm.yaml",
+                                      "    extends: hbm.yaml\n    timing: {tRP: null}");
+  const std::string nulled_chip = write_chip(dir, nulled, "nulled.yaml");
+  CHECK(error_of([&] { load_chip_config(nulled_chip); }) ==
+        nulled_chip + ":" + position_of(nulled, "tRP: null") +
+            ": memory.hbm.timing.tRP: a required key: null removes it");
   const std::string optional_typo = replaced(tpusim::test::kHbm, "bank_groups", "bank_gruops");
   dir.write("hbm.yaml", optional_typo);
   CHECK(error_of([&] { load_chip_config(chip); }) ==
@@ -166,6 +180,14 @@ TEST_CASE("chip config: wrong types, units and ranges are named with the key",
   CHECK(bare.error() == bare.at("1000") +
                             ": clock: expected a frequency such as \"940 MHz\" (units: Hz, kHz, MHz, "
                             "GHz), got \"1000\" with no unit");
+  // Not 0 in a unit "x64 MHz".
+  const Edited hex("clock: 1 GHz", "clock: 0x40 MHz");
+  CHECK_THAT(hex.error(), Catch::EndsWith("got \"0x40 MHz\": write the number in decimal"));
+  // Reports print the name on one line.
+  const Edited control("name: test-chip", "name: \"test\\nchip\"");
+  CHECK(control.error() == control.at("\"test") +
+                               ": name: expected a name without control characters (reports "
+                               "print it on one line)");
   const Edited unit("capacity: 64 KiB", "capacity: 64 Kib");
   CHECK(unit.error() == unit.at("64 Kib") +
                             ": core.vmem.capacity: unknown size unit \"Kib\" in \"64 Kib\" (units: B, "
@@ -196,22 +218,25 @@ TEST_CASE("chip config: wrong types, units and ranges are named with the key",
                              ": core.mxu.precisions.int9: unknown dtype (expected one of int8, int16, "
                              "int32, bf16, fp32, fp8)");
   const Edited rate("{int8: 1, bf16: 0.5}", "{int8: 0}");
-  CHECK(
-      rate.error() ==
-      rate.at("0}") +
-          ": core.mxu.precisions.int8: expected a rate of at least 1/1024 (MACs per PE per cycle)");
+  CHECK(rate.error() ==
+        rate.at("0}") +
+            ": core.mxu.precisions.int8: expected a number from 1/1024 to 16, got \"0\"");
+  // The range the message gives is the one applied: NaN is refused with the same words.
+  const Edited nan("{int8: 1, bf16: 0.5}", "{int8: .nan}");
+  CHECK(nan.error() == nan.at(".nan") +
+                           ": core.mxu.precisions.int8: expected a number from 1/1024 to 16, got "
+                           "\".nan\"");
   // A rate of 1e-20 made an instruction's cycle count overflow to 1: a floor keeps counts in range.
   const Edited tiny("{int8: 1, bf16: 0.5}", "{int8: 1e-20}");
-  CHECK(
-      tiny.error() ==
-      tiny.at("1e-20") +
-          ": core.mxu.precisions.int8: expected a rate of at least 1/1024 (MACs per PE per cycle)");
+  CHECK(tiny.error() == tiny.at("1e-20") +
+                            ": core.mxu.precisions.int8: expected a number from 1/1024 to 16, got "
+                            "\"1e-20\"");
   const Edited least("{int8: 1, bf16: 0.5}", "{int8: 0.0009765625}");
   CHECK_NOTHROW(load_chip_config(least.path));
   CHECK_THAT(
       error_of([&] { load_chip_config(least.path, {"core.vpu.ops.gelu.throughput=0.0009"}); }),
-      Catch::EndsWith("core.vpu.ops.gelu.throughput: expected a throughput of at least "
-                      "1/1024 (results per ALU slot, one of lanes x sublanes, per cycle)"));
+      Catch::EndsWith("core.vpu.ops.gelu.throughput: expected a number from 1/1024 to 64, got "
+                      "\"0.0009\""));
   const Edited none("{int8: 1, bf16: 0.5}", "{}");  // the key, not "core.mxu.precisions."
   CHECK(none.error() ==
         none.at("{}") + ": core.mxu.precisions: at least one operand dtype is required");

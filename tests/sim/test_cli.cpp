@@ -304,6 +304,12 @@ TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[c
       {teach + "--functional --inputs '" + typo_dir + "'",
        "bb.npy: the workload has no tensor named 'bb' (did you mean 'b'?) (--inputs reads "
        "NAME.npy files)"},
+      // Found by the session-32 audit: an empty dump, a name that breaks the summary's line.
+      {"exec isa/examples/teach-4x4.tasm -c teach-4x4 --functional --dump 'hbm:0x20:0=" +
+           dir.path("zero.bin") + "'",
+       "'hbm:0x20:0=" + dir.path("zero.bin") + "': BYTES is 0, so there is nothing to dump"},
+      {"validate teach-4x4 --set 'name=\"a\\tb\"'",
+       "name: expected a name without control characters"},
   };
   for (const Case& c : cases) {
     INFO(c.args);
@@ -313,7 +319,44 @@ TEST_CASE("cli: values that used to be taken silently exit 2 with one line", "[c
     CHECK_THAT(r.err, Catch::Contains(c.message));
   }
   CHECK(slurp(tasm) == slurp(TPUSIM_SOURCE_DIR "/isa/examples/teach-4x4.tasm"));
+  CHECK_FALSE(std::filesystem::exists(dir.path("zero.bin")));
   CHECK(run_tpusim(teach + "--seed 18446744073709551615").exit_code == 0);
+}
+
+TEST_CASE("cli: messages an audit found misleading name what is really wrong", "[cli]") {
+  TempDir dir;
+  const std::string head =
+      "tensors:\n  - {name: x, shape: [1, 8, 8, 4], role: input}\n"
+      "  - {name: y, role: output}\nops:\n";
+  struct Case {
+    std::string file, text, message;
+  };
+  const Case cases[] = {
+      // b exists: it is read too early, not unknown (was "unknown tensor 'b' (did you mean 'x'?)").
+      {"order.yaml",
+       head + "  - {name: a, op: add, inputs: [x, b]}\n  - {name: b, op: add, inputs: [a, x]}\n"
+              "  - {name: y, op: relu, inputs: [b]}\n",
+       "tensor 'b' is read before the op that produces it (ops run in the order written)"},
+      // Lists are valid here; three entries are not (was "expected an integer ..., got a list").
+      {"kernel.yaml",
+       head + "  - {name: y, op: conv2d, inputs: [x], filters: 4, kernel: [3, 3, 3]}\n",
+       "kernel: expected n or [h, w], got a list of 3"},
+      // "0x20 -16" is 0x20 - 16 and no size (was only "missing operand size=").
+      {"region.tasm", ".region y hbm 0x20 -16\n.core 0\nhalt\n",
+       ".region: missing operand size= (the base and a signed size read as one expression; a "
+       "size is a number of at least 1)"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir.write(c.file, c.text);
+    const bool program = c.file.find(".tasm") != std::string::npos;
+    const Result r = run_tpusim(program ? "asm '" + path + "' -o '" + dir.path("p.tbin") + "'"
+                                        : "compile -c tpu-v4i -w '" + path + "' -o '" +
+                                              dir.path("p.tbin") + "'");
+    INFO(c.file << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK_THAT(r.err, Catch::Contains(path + ":") && Catch::Contains(c.message));
+  }
 }
 
 TEST_CASE("cli: messages found misleading by fuzzing say what is wrong, in one short line",

@@ -145,7 +145,11 @@ TEST_CASE("config tree: extends merges deeply, replaces scalars and lists, null 
   CHECK(text_at(root, "section.w") == "40");
   CHECK(text_at(root, "p") == "parent");
   REQUIRE(find_path(root, "list")->items().size() == 1);  // lists replace, not append
-  CHECK(find_path(root, "g") == nullptr);                 // null removes an inherited key
+  // null removes an inherited key: it stays as a null (which readers take as absent) where the
+  // key was, so an error about the removed key can name the line that removed it.
+  REQUIRE(find_path(root, "g") != nullptr);
+  CHECK(find_path(root, "g")->is_null());
+  CHECK(find_path(root, "g")->where().file == child);
   CHECK(find_path(root, "extends") == nullptr);
   // A value keeps the location of the file that wrote it.
   CHECK(find_path(root, "section.x")->where().file == dir.path("base/grand.yaml"));
