@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -37,6 +38,24 @@ int run(const TempDir& dir, const std::string& args) {
 }
 
 const std::string kTeach = "exec isa/examples/teach-4x4.tasm -c configs/chips/teach-4x4.yaml ";
+
+// Runs `program` functionally on teach-4x4 with `data` at hbm:0 and `flags` added; returns the
+// summary and the `dump_bytes` from hbm:4096.
+struct Functional {
+  std::string summary, dump;
+};
+Functional run_functional(const TempDir& dir, const std::string& program, const std::string& data,
+                          std::uint64_t dump_bytes, const std::string& flags) {
+  dir.write("p.tasm", program);
+  dir.write("data.bin", data);
+  const std::string out = dir.path("y.bin");
+  std::filesystem::remove(out);
+  REQUIRE(run(dir, "exec '" + dir.path("p.tasm") +
+                       "' -c configs/chips/teach-4x4.yaml --functional --load hbm:0='" +
+                       dir.path("data.bin") + "' --dump hbm:4096:" + std::to_string(dump_bytes) +
+                       "='" + out + "' " + flags) == 0);
+  return {slurp(dir.path("out")), slurp(out)};
+}
 
 // "  cycle 57: mxu.mm #1 m=4 k=4 n=4: Y row 0 ready" -> {"Y row 0 ready": 57}
 std::map<std::string, std::uint64_t> events(const std::string& show) {
@@ -206,26 +225,19 @@ halt
   TempDir dir;
   std::string data;
   for (int i = 0; i < 256; ++i) data += static_cast<char>((i * 73 + 11) % 256);
-  dir.write("data.bin", data);
-  dir.write("p.tasm", program);
   for (const char* dataflow : {"ws", "is", "os"})
     for (const char* db : {"true", "false"}) {
       CAPTURE(dataflow, db);
-      std::string summary[2], result[2];
-      for (int cycle = 0; cycle < 2; ++cycle) {
-        const std::string out = dir.path(std::string("y") + std::to_string(cycle) + ".bin");
-        REQUIRE(run(dir, kTeach.substr(0, kTeach.find("isa/")) + "'" + dir.path("p.tasm") +
-                             "' -c configs/chips/teach-4x4.yaml --functional --load hbm:0='" +
-                             dir.path("data.bin") + "' --dump hbm:4096:768='" + out +
-                             "' --set core.mxu.model=" + (cycle ? "cycle" : "fast") +
-                             " --set core.mxu.dataflow=" + dataflow +
-                             " --set core.mxu.weight_double_buffer=" + db) == 0);
-        summary[cycle] = slurp(dir.path("out"));
-        result[cycle] = slurp(out);
-      }
-      CHECK(summary[0] == summary[1]);  // cycles, stats, energy: everything
-      CHECK(result[0] == result[1]);
-      CHECK(result[0].size() == 768);
+      Functional runs[2];
+      for (int cycle = 0; cycle < 2; ++cycle)
+        runs[cycle] =
+            run_functional(dir, program, data, 768,
+                           std::string("--set core.mxu.model=") + (cycle ? "cycle" : "fast") +
+                               " --set core.mxu.dataflow=" + dataflow +
+                               " --set core.mxu.weight_double_buffer=" + db);
+      CHECK(runs[0].summary == runs[1].summary);  // cycles, stats, energy: everything
+      CHECK(runs[0].dump == runs[1].dump);
+      CHECK(runs[0].dump.size() == 768);
     }
 }
 
@@ -481,32 +493,26 @@ halt
   TempDir dir;
   std::string data;
   for (int i = 0; i < 512; ++i) data += static_cast<char>((i * 37 + 5) % 256);
-  dir.write("data.bin", data);
-  dir.write("p.tasm", program);
   const std::regex cycles_line(R"(\n  cycles +(\d+) )");
   for (const char* dataflow : {"ws", "is", "os"}) {
     CAPTURE(dataflow);
-    std::string summary[3], result[3];
+    Functional runs[3];
     std::uint64_t cycles[3] = {0, 0, 0};
     for (int variant = 0; variant < 3; ++variant) {
-      const std::string out = dir.path("y" + std::to_string(variant) + ".bin");
-      REQUIRE(run(dir, "exec '" + dir.path("p.tasm") +
-                           "' -c configs/chips/teach-4x4.yaml --functional --load hbm:0='" +
-                           dir.path("data.bin") + "' --dump hbm:4096:512='" + out +
-                           "' --set memory.bandwidth=1MB/s --set core.mxu.dataflow=" + dataflow +
-                           " --set core.mxu.model=" + (variant == 0 ? "fast" : "cycle") +
-                           (variant == 2 ? " --vcd '" + dir.path("w.vcd") + "'" : "")) == 0);
-      summary[variant] = slurp(dir.path("out"));
-      result[variant] = slurp(out);
+      runs[variant] = run_functional(
+          dir, program, data, 512,
+          std::string("--set memory.bandwidth=1MB/s --set core.mxu.dataflow=") + dataflow +
+              " --set core.mxu.model=" + (variant == 0 ? "fast" : "cycle") +
+              (variant == 2 ? " --vcd '" + dir.path("w.vcd") + "'" : ""));
       std::smatch m;
-      REQUIRE(std::regex_search(summary[variant], m, cycles_line));
+      REQUIRE(std::regex_search(runs[variant].summary, m, cycles_line));
       cycles[variant] = std::stoull(m[1]);
     }
     CHECK(cycles[0] > 25600);  // the wait is there
-    CHECK(summary[1] == summary[0]);
+    CHECK(runs[1].summary == runs[0].summary);
     CHECK(cycles[2] == cycles[1]);
-    CHECK(result[1] == result[0]);
-    CHECK(result[2] == result[0]);
-    CHECK(result[0].size() == 512);
+    CHECK(runs[1].dump == runs[0].dump);
+    CHECK(runs[2].dump == runs[0].dump);
+    CHECK(runs[0].dump.size() == 512);
   }
 }
