@@ -51,9 +51,11 @@ void CycleMxu::commit_until(std::uint64_t cycle) {
     // A settled array stays as it is until its next input: the idle cycles are skipped, not
     // computed one by one (a run may wait seconds of simulated time for a slow memory). An
     // observer sees every cycle.
-    const bool results_due = std::any_of(committed_.queues.begin(), committed_.queues.end(),
-                                         [](const std::deque<Tag>& q) { return !q.empty(); });
-    if (!observer_ && committed_.idle >= settle_cycles_ && !results_due) {
+    const auto results_due = [&] {
+      return std::any_of(committed_.queues.begin(), committed_.queues.end(),
+                         [](const std::deque<Tag>& q) { return !q.empty(); });
+    };
+    if (!observer_ && committed_.idle >= settle_cycles_ && !results_due()) {
       const std::uint64_t next =
           schedule_.empty() ? cycle : std::min(cycle, schedule_.begin()->first);
       if (next > committed_.cycle) {
