@@ -7,7 +7,12 @@
 // replaced, not the link.
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <ostream>
 #include <system_error>
+
+#include "sim/base/errors.h"
 
 namespace tpusim {
 
@@ -31,6 +36,40 @@ inline OutputTarget output_target(const std::filesystem::path& path) {
   fs::path temp = target;
   temp += ".partial";
   return {target, temp};
+}
+
+// The two halves of writing a result file, for results that must appear together: stage_file
+// writes `path`'s temporary (or, for a device, the device itself; temp is then empty),
+// commit_file renames it into place. InputError naming the path when either fails, the
+// temporary removed.
+struct StagedFile {
+  std::filesystem::path temp, target;
+};
+
+inline StagedFile stage_file(const std::filesystem::path& path,
+                             const std::function<void(std::ostream&)>& render) {
+  const OutputTarget where = output_target(path);
+  std::error_code ec;
+  try {
+    std::ofstream out(where.temp.empty() ? where.target : where.temp, std::ios::binary);
+    render(out);
+    if (!out.flush()) throw InputError(path.string() + ": cannot write file");
+  } catch (...) {
+    if (!where.temp.empty()) std::filesystem::remove(where.temp, ec);
+    throw;
+  }
+  return {where.temp, where.target};
+}
+
+inline void commit_file(const StagedFile& file) {
+  if (file.temp.empty()) return;  // written in place
+  std::error_code ec;
+  std::filesystem::rename(file.temp, file.target, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(file.temp, ignored);
+    throw InputError(file.target.string() + ": cannot write file (" + ec.message() + ")");
+  }
 }
 
 }  // namespace tpusim

@@ -120,33 +120,6 @@ std::string memory_system_lines(const Report& r) {
 
 }  // namespace
 
-StagedFile stage_file(const std::filesystem::path& path,
-                      const std::function<void(std::ostream&)>& render) {
-  const OutputTarget where = output_target(path);
-  const std::filesystem::path& written = where.temp.empty() ? where.target : where.temp;
-  std::error_code ec;
-  try {
-    std::ofstream out(written, std::ios::binary);
-    render(out);
-    if (!out.flush()) throw InputError(path.string() + ": cannot write file");
-  } catch (...) {
-    if (!where.temp.empty()) std::filesystem::remove(where.temp, ec);
-    throw;
-  }
-  return {where.temp, where.target};
-}
-
-void commit_file(const StagedFile& file) {
-  if (file.temp.empty()) return;  // written in place
-  std::error_code ec;
-  std::filesystem::rename(file.temp, file.target, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(file.temp, ignored);
-    throw InputError(file.target.string() + ": cannot write file (" + ec.message() + ")");
-  }
-}
-
 void write_file(const std::filesystem::path& path,
                 const std::function<void(std::ostream&)>& render) {
   commit_file(stage_file(path, render));

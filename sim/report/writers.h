@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/output_file.h"
 #include "sim/report/report.h"
 
 namespace tpusim::sim {
@@ -23,15 +24,7 @@ void write_file(const std::filesystem::path& path, const std::string& text);
 // The same for text too large to hold at once: `render` writes it to the stream.
 void write_file(const std::filesystem::path& path,
                 const std::function<void(std::ostream&)>& render);
-// The two halves of write_file, for results that must appear together: writes `path`'s
-// temporary file, then renames it into place (sim/base/output_file.h: a device is written in
-// place, temp left empty).
-struct StagedFile {
-  std::filesystem::path temp, target;
-};
-StagedFile stage_file(const std::filesystem::path& path,
-                      const std::function<void(std::ostream&)>& render);
-void commit_file(const StagedFile& file);
+// Its two halves, stage_file and commit_file, are in sim/base/output_file.h.
 // A result file written while the run goes on (a waveform, a page of the array's cycles): under
 // its temporary name until commit(), removed if the run stops before it. InputError naming the
 // path when it cannot be opened or written.

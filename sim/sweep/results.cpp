@@ -193,26 +193,10 @@ ResultsTable read_results(const std::string& path) {
 
 void write_results(const std::string& path, const ResultsTable& table) {
   const Layout layout(table.header);
-  const OutputTarget where = output_target(path);
-  {
-    std::ofstream out(where.temp.empty() ? where.target : where.temp,
-                      std::ios::binary | std::ios::trunc);
+  commit_file(stage_file(path, [&](std::ostream& out) {
     out << csv_line(table.header, table.header.size());
     for (const Row& row : table.rows) out << csv_line(row, layout.error);
-    if (!out.flush()) {
-      std::error_code ec;
-      if (!where.temp.empty()) fs::remove(where.temp, ec);
-      throw InputError(path + ": cannot write file");
-    }
-  }
-  if (where.temp.empty()) return;
-  std::error_code ec;
-  fs::rename(where.temp, where.target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(where.temp, ignored);
-    throw InputError(path + ": cannot write file (" + ec.message() + ")");
-  }
+  }));
 }
 
 ResultsAppender::ResultsAppender(const std::string& path, std::size_t error_column)
