@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/base/fnv1a.h"
+#include "sim/base/output_file.h"
 #include "workloads/numerics.h"
 
 namespace tpusim::workloads {
@@ -292,9 +293,14 @@ std::string encode_npy(const TensorData& data) {
 
 void write_npy(const std::string& path, const TensorData& data) {
   const std::string bytes = encode_npy(data);
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) fail(path, "cannot write the file");
+  // Staged: a full disk must not leave a short array under the tensor's name.
+  try {
+    commit_file(stage_file(path, [&](std::ostream& out) {
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }));
+  } catch (const InputError&) {
+    fail(path, "cannot write the file");
+  }
 }
 
 TensorData random_tensor(const Tensor& tensor, std::uint64_t seed, std::int64_t max_value) {

@@ -212,7 +212,7 @@ TEST_CASE("cli: -o through a link writes what the link names and keeps the link"
   CHECK(fs::file_size(out + "/ops.csv") > 0);
 }
 
-TEST_CASE("cli: a waveform or array page that cannot be written whole is not left behind",
+TEST_CASE("cli: a waveform, array page or dumped tensor cut short is not left behind",
           "[cli][show]") {
   // A file-size limit of 1 KiB (SIGXFSZ ignored, so writes fail instead) cuts both files short.
   TempDir dir;
@@ -234,6 +234,26 @@ TEST_CASE("cli: a waveform or array page that cannot be written whole is not lef
   CHECK_FALSE(std::filesystem::exists(page));
   CHECK_FALSE(std::filesystem::exists(vcd + ".partial"));
   CHECK_FALSE(std::filesystem::exists(page + ".partial"));
+  // Dumped tensors likewise.
+  const std::string graph =
+      dir.write("mm32.yaml",
+                "name: mm32\ndtype: int8\ntensors:\n"
+                "  - {name: a, shape: [32, 32], role: input}\n"
+                "  - {name: b, shape: [32, 32], role: weight}\n"
+                "  - {name: c, shape: [32, 32], dtype: int32, role: output}\n"
+                "ops:\n  - {name: gemm, op: matmul, inputs: [a, b], output: c}\n");
+  const std::string dump = dir.path("dump");
+  const std::string dump_command =
+      "bash -c \"trap '' XFSZ; ulimit -f 1; timeout 60 '" TPUSIM_EXE "' run -q -c teach-4x4 -w '" +
+      graph + "' --functional --dump '" + dump + "'\" > /dev/null 2> '" + dir.path("err") + "'";
+  const int dump_status = std::system(dump_command.c_str());
+  INFO(slurp(dir.path("err")));
+  REQUIRE(WIFEXITED(dump_status));
+  CHECK(WEXITSTATUS(dump_status) == 2);
+  CHECK_THAT(slurp(dir.path("err")), Catch::Contains(".npy: cannot write the file"));
+  // Every tensor's file exceeds the limit (a and b are 1 KiB of data after their headers), so
+  // none can be whole: nothing may be left, not even a temporary.
+  for (const auto& entry : std::filesystem::directory_iterator(dump)) FAIL_CHECK(entry.path());
   // Without the limit both are written whole.
   REQUIRE(run_tpusim("run -q -c teach-4x4 -w workloads/teach/matmul-4x4.yaml --vcd '" + vcd + "'")
               .exit_code == 0);
