@@ -96,11 +96,14 @@ TEST_CASE("noc: two flows on one mesh link each get half its bandwidth", "[noc][
     const double bandwidth = double(kTransfers * kBytes) / (f.last / kNs);  // B per cycle
     CHECK(bandwidth == Approx(64.0 / 2).epsilon(0.005));
   }
+  int found = 0;
   for (std::size_t i = 0; i < shared.links(); ++i) {
     if (shared.link_name(i) != "x1y0.east") continue;
+    ++found;
     CHECK(shared.link_stats(i).bytes == 2 * kTransfers * kBytes);
     CHECK(shared.link_stats(i).busy_ps == 2 * kTransfers * 1000);
   }
+  CHECK(found == 1);
 }
 
 TEST_CASE("noc: disjoint flows do not slow each other", "[noc][timing]") {

@@ -361,16 +361,25 @@ TEST_CASE("run: an fp32 matmul on tpu-v3 moves fp32 and multiplies its operands 
   // bf16 MAC 0.562 pJ, register 0.0202 pJ per byte and hop). Weight stationary: inputs cross
   // the 128 columns, weights shift down the 128 rows, and each output's fp32 partial sum runs
   // down the 128 rows once per K slice of at most 128 (K = 256: two).
-  double array_bytes = 4.0 * 64 * 128 * 2 * 128;
+  // The rows of x are shared out among the MXUs that run; each of them holds all of w. So, as
+  // bf16, x crosses the arrays once in all and w once per busy MXU.
+  std::int64_t input_bytes = 0, weight_bytes = 0, busy = 0;
   for (const auto& u : report["units"]) {
     if (u["kind"] != "mxu") continue;
     const auto& st = u["stats"];
     CHECK(2 * st["array_input_bytes"].get<std::int64_t>() == st["input_bytes"].get<std::int64_t>());
     CHECK(2 * st["array_weight_bytes"].get<std::int64_t>() ==
           st["weight_bytes"].get<std::int64_t>());
-    array_bytes += 128.0 * (st["array_input_bytes"].get<double>() +
-                            st["array_weight_bytes"].get<double>());  // 128 rows = 128 columns
+    input_bytes += st["array_input_bytes"].get<std::int64_t>();
+    weight_bytes += st["array_weight_bytes"].get<std::int64_t>();
+    busy += st["array_input_bytes"].get<std::int64_t>() > 0;
   }
+  REQUIRE(busy > 0);
+  CHECK(input_bytes == 64 * 256 * 2);
+  CHECK(weight_bytes == busy * 256 * 128 * 2);
+  // 128 rows = 128 columns.
+  const double array_bytes =
+      4.0 * 64 * 128 * 2 * 128 + 128.0 * (64 * 256 * 2 + busy * 256 * 128 * 2);
   const double macs = 64.0 * 256 * 128;
   CHECK(report["macs"].get<double>() == macs);
   CHECK(report["energy_pj"]["mxu"].get<double>() == Approx(macs * 0.562 + 0.0202 * array_bytes));
@@ -404,11 +413,37 @@ TEST_CASE("run: a 2048^3 bf16 GEMM keeps tpu-v4i's MXUs at least 95% busy", "[ru
 
 TEST_CASE("run: a GPT-2 decode step on tpu-v4i is memory-bound at 80% of HBM bandwidth or more",
           "[run]") {
-  // Every weight is read once for one token: the step's HBM traffic at peak bandwidth bounds its
-  // time from below, far above what its MACs need of the MXUs.
+  // Every weight and cached key and value is read once for one token; each layer's
+  // concatenated keys and values (the cache and the new token's) are written once and read back
+  // by its attention; the logits are written. That traffic at peak bandwidth bounds the step's
+  // time from below, far above what its MACs need of the MXUs. The other activations (a few
+  // KiB each) pass through HBM too, each written at most once and read at most once per reader.
+  const wl::Graph graph =
+      wl::load_workload(std::string(TPUSIM_SOURCE_DIR "/workloads/gpt2-small-decode.yaml"));
+  double read_once = 0, concatenated = 0, outputs = 0, produced = 0, consumed = 0;
+  for (const wl::Tensor& t : graph.tensors) {
+    const auto bytes = static_cast<double>(t.bytes());
+    if (t.role == wl::TensorRole::kInput || t.role == wl::TensorRole::kWeight) read_once += bytes;
+    if (t.role == wl::TensorRole::kOutput) outputs += bytes;
+    if (t.role == wl::TensorRole::kActivation || t.role == wl::TensorRole::kOutput)
+      produced += bytes;
+  }
+  for (const wl::Op& op : graph.ops) {
+    if (op.kind == wl::OpKind::kConcat)
+      concatenated += static_cast<double>(graph.tensor(op.output).bytes());
+    for (const wl::TensorId in : op.inputs)
+      if (graph.tensor(in).role == wl::TensorRole::kActivation)
+        consumed += static_cast<double>(graph.tensor(in).bytes());
+  }
   const nlohmann::json report = timing_report("tpu-v4i", "gpt2-small-decode");
-  const double bytes = report["traffic_bytes"]["hbm_read"].get<double>() +
-                       report["traffic_bytes"]["hbm_write"].get<double>();
+  const double read = report["traffic_bytes"]["hbm_read"].get<double>();
+  const double written = report["traffic_bytes"]["hbm_write"].get<double>();
+  CHECK(read >= read_once + concatenated);
+  // The embedding's row of the tied wte is read a second time; 0.1% leaves room for that.
+  CHECK(read <= 1.001 * (read_once + consumed));
+  CHECK(written >= concatenated + outputs);
+  CHECK(written <= produced);
+  const double bytes = read_once + 2 * concatenated + outputs;
   const double bytes_per_cycle = report["peak"]["memory_bandwidth_bytes_per_s"].get<double>() /
                                  report["clock_hz"].get<double>();
   const double traffic_bound = bytes / bytes_per_cycle;
@@ -417,8 +452,9 @@ TEST_CASE("run: a GPT-2 decode step on tpu-v4i is memory-bound at 80% of HBM ban
   CHECK(traffic_bound > 100 * compute_bound);
   CHECK(cycles >= traffic_bound);
   CHECK(traffic_bound / cycles >= 0.80);
+  // The report divides the bytes it moved by simulated seconds.
   CHECK(report["utilization"]["memory_bandwidth"].get<double>() ==
-        Approx(traffic_bound / cycles).epsilon(1e-5));  // the report divides simulated seconds
+        Approx((read + written) / bytes_per_cycle / cycles).epsilon(1e-5));
 }
 
 namespace {

@@ -103,7 +103,9 @@ void compare(const std::string& topology, const std::vector<Layer>& layers,
     INFO(dataflow << " " << R << "x" << C << " " << layers[i].name << " M=" << layers[i].m
                   << " N=" << layers[i].n << " K=" << layers[i].k << ": tpusim " << got[i]
                   << ", SCALE-Sim " << want);
-    CHECK(err <= 0.01);
+    // The requirement is 1% (docs/scalesim.md); the formula is SCALE-Sim's own, evaluated
+    // exactly, and the model agrees to the cycle, so any difference is a change to look at.
+    CHECK(got[i] == want);
     a.worst = std::max(a.worst, err);
     ++a.layers;
     a.exact += got[i] == want;

@@ -106,7 +106,13 @@ TEST_CASE("sweep run: every point at -j 2, figures equal its report and the matm
     CHECK(std::stod(row["mxu_utilization"]) == Approx(report["utilization"]["mxu"].get<double>()));
     // The point really ran with its values: the report embeds the resolved chip.
     CHECK(report["config"]["core"]["mxu"]["dataflow"] == dataflows[i / 2]);
+    CHECK(report["config"]["core"]["mxu"]["writeback_latency"] ==
+          row["core.mxu.writeback_latency"]);
   }
+  // The writeback is the last step of the one matmul: 4 cycles of it cost 3 more than 1.
+  for (std::size_t i = 0; i + 1 < t.rows.size(); i += 2)
+    CHECK(std::stoull(as_map(t.header, t.rows[i + 1])["cycles"]) ==
+          std::stoull(as_map(t.header, t.rows[i])["cycles"]) + (4 - 1));
   // Deterministic: a second sweep of the same file gives the same file, byte for byte.
   const Result again = run_tpusim("sweep " + file + " --out " + dir.path("out2") + " -j 2");
   REQUIRE(again.exit_code == 0);

@@ -19,10 +19,13 @@ using namespace tpusim::workloads;
 
 namespace {
 
+// A sample's text; a missing one fails the test rather than fuzzing an empty string.
 std::string read(const std::string& rel) {
   std::ifstream in(std::string(TPUSIM_SOURCE_DIR) + "/workloads/" + rel, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
+  INFO(rel);
+  REQUIRE(!s.str().empty());
   return s.str();
 }
 
@@ -109,14 +112,20 @@ void fuzz(const std::string& original, std::uint64_t seed, int runs, F&& parse) 
 TEST_CASE("fuzz: mutated YAML graphs fail cleanly", "[workloads][fuzz]") {
   std::uint64_t seed = 0x9e3779b97f4a7c15ull;
   for (const char* file : {"bert-base-layer-s128.yaml", "gpt2-small-decode.yaml",
-                           "mobilenetv2.yaml", "teach/matmul-4x4.yaml"})
-    fuzz(read(file), seed++, 150, [](const std::string& t) { parse_graph_yaml(t, "f.yaml"); });
+                           "mobilenetv2.yaml", "teach/matmul-4x4.yaml"}) {
+    const std::string text = read(file);
+    CHECK_NOTHROW(parse_graph_yaml(text, "f.yaml"));  // unmutated, it parses
+    fuzz(text, seed++, 150, [](const std::string& t) { parse_graph_yaml(t, "f.yaml"); });
+  }
 }
 
 TEST_CASE("fuzz: mutated SCALE-Sim CSVs fail cleanly", "[workloads][fuzz]") {
-  for (const char* file : {"scalesim/mobilnet_paper.csv", "scalesim/gpt2.csv"})
-    fuzz(read(file), 12345, 200,
+  for (const char* file : {"scalesim/mobilnet_paper.csv", "scalesim/gpt2.csv"}) {
+    const std::string text = read(file);
+    CHECK_NOTHROW(parse_scalesim_csv(text, "f.csv", DType::kInt8));
+    fuzz(text, 12345, 200,
          [](const std::string& t) { parse_scalesim_csv(t, "f.csv", DType::kInt8); });
+  }
 }
 
 TEST_CASE("fuzz: mutated .npy files fail cleanly", "[workloads][fuzz]") {
