@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "sim/base/errors.h"
@@ -111,10 +112,29 @@ std::string file_text(const std::string& path) {
 // --set, swapped sections inline) and the contents of the chip and workload files, fingerprinted.
 // Saved beside its report as points/<id>/inputs.txt; a resumed sweep reuses a result only when
 // this is unchanged, so an edited chip file or `set:` cannot mix old and new results.
+// Every figure of an energy table, exactly: the chip config holds only the table's path, and an
+// edited table changes every point's energy.
+std::string energy_text(const EnergyTable& t) {
+  std::ostringstream out;
+  out << std::hexfloat << t.name << ' ' << t.node_nm << '\n';
+  for (const auto& [dtype, pj] : t.mac)
+    out << "mac " << dtype_name(dtype) << ' ' << pj.value() << '\n';
+  for (const Picojoules& pj : t.vector_op) out << "vector " << pj.value() << '\n';
+  for (const SramEnergyPoint& p : t.sram)
+    out << "sram " << p.macro.value() << ' ' << p.read_per_byte.value() << ' '
+        << p.write_per_byte.value() << '\n';
+  out << "register " << t.register_per_byte.value() << "\nnoc " << t.noc_per_bit_hop.value()
+      << '\n';
+  for (const auto& [standard, pj] : t.dram_per_bit)
+    out << "dram " << standard << ' ' << pj.value() << '\n';
+  return out.str();
+}
+
 class PointInputs {
  public:
   PointInputs(const sweep::SweepFile& s, std::string chip) : s_(s), chip_(std::move(chip)) {
-    chip_digest_ = hex64(fnv1a64(config::to_yaml(config::load_chip_config(chip_).resolved)));
+    const config::ChipConfig c = config::load_chip_config(chip_);
+    chip_digest_ = hex64(fnv1a64(config::to_yaml(c.resolved) + energy_text(c.spec.energy.table)));
   }
   std::vector<std::string> run_args(const Point& p) const {
     std::vector<std::string> args = {"run", "-c", chip_, "-w", s_.expanded[p.workload].path};

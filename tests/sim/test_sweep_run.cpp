@@ -315,9 +315,15 @@ TEST_CASE("sweep run: results of an edited sweep file are not mixed in, --force 
 
 TEST_CASE("sweep run: a resume reuses no result whose chip, set: or workload changed", "[sweep]") {
   TempDir dir;
-  // A chip of its own, so that editing it changes no path in the command.
-  const std::string chip_yaml =
-      "extends: " TPUSIM_SOURCE_DIR "/configs/chips/teach-4x4.yaml\nclock: 100 MHz\n";
+  // A chip and an energy table of its own, so that editing them changes no path in the command.
+  const std::string energy_yaml = tpusim::test::replaced(
+      slurp(TPUSIM_SOURCE_DIR "/configs/energy/horowitz-45nm.yaml"), "extends: dram.yaml",
+      "extends: " TPUSIM_SOURCE_DIR "/configs/energy/dram.yaml");
+  dir.write("e.yaml", energy_yaml);
+  const std::string chip_yaml = "extends: " TPUSIM_SOURCE_DIR
+                                "/configs/chips/teach-4x4.yaml\nclock: 100 MHz\n"
+                                "energy: {table: " +
+                                dir.path("e.yaml") + "}\n";
   dir.write("chip.yaml", chip_yaml);
   dir.write("w.yaml", slurp(kMatmul));
   const std::string sweep = "chip: " + dir.path("chip.yaml") + "\nworkloads: [" +
@@ -339,6 +345,10 @@ TEST_CASE("sweep run: a resume reuses no result whose chip, set: or workload cha
   dir.write("chip.yaml", tpusim::test::replaced(chip_yaml, "100 MHz", "200 MHz"));
   refused("the chip file edited");
   dir.write("chip.yaml", chip_yaml);
+  // The config names the table by its path; its figures are what changed.
+  dir.write("e.yaml", tpusim::test::replaced(energy_yaml, "int8: 0.3 pJ", "int8: 3 pJ"));
+  refused("the energy table edited");
+  dir.write("e.yaml", energy_yaml);
   dir.write("s.yaml", sweep + "set: {core.mxu.writeback_latency: 3 cycles}\n");
   refused("a set: value added");
   dir.write("s.yaml", sweep);
