@@ -222,8 +222,15 @@ std::string terminal_summary(const Report& r) {
     out << line;
     for (std::size_t i = 0; i < std::min<std::size_t>(ops.size(), 10); ++i) {
       const OpReport& o = *ops[i];
-      std::snprintf(line, sizeof line, "    %-4u %-28.28s %-10.10s %12llu %8s %10s %12s\n", o.id,
-                    o.name.c_str(), o.kind.c_str(), static_cast<unsigned long long>(o.cycles),
+      // A long name keeps its ends, where fused operators and repeats differ ("b2_0_expand+b2_0_
+      // expand_relu6.3"), with ".." for what is left out.
+      constexpr std::size_t kWidth = 28;
+      const std::string name =
+          o.name.size() <= kWidth
+              ? o.name
+              : o.name.substr(0, kWidth / 2 - 2) + ".." + o.name.substr(o.name.size() - kWidth / 2);
+      std::snprintf(line, sizeof line, "    %-4u %-28s %-10.10s %12llu %8s %10s %12s\n", o.id,
+                    name.c_str(), o.kind.c_str(), static_cast<unsigned long long>(o.cycles),
                     percent(o.mxu_utilization).c_str(), scaled(double(o.macs), "").c_str(),
                     bytes_text(double(o.hbm_read_bytes + o.hbm_write_bytes)).c_str());
       out << line;

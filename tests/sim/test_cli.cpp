@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "sim/config/config_tree.h"
 #include "tests/sim/cli_support.h"
@@ -555,6 +557,36 @@ TEST_CASE("cli: the README's quick-start summary is what tpusim run prints", "[c
   REQUIRE(r.exit_code == 0);
   // The README quotes the first lines: the summary and the top operators.
   CHECK(r.out.substr(0, quoted.size()) == quoted);
+}
+
+TEST_CASE("cli: the summary's operator names keep both ends when shortened", "[cli]") {
+  // MobileNetV2's fused operators ("b2_0_expand+b2_0_expand_relu6", repeats ending ".3") are
+  // longer than the 28-column field: the first 12 and last 14 characters show, ".." between.
+  TempDir dir;
+  const Result r = run_tpusim("run -c tpu-v4i -w mobilenetv2 -o '" + dir.path("out") + "'");
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(slurp(dir.path("out") + "/report.json"));
+  std::vector<nlohmann::json> ops(report["ops"].begin(), report["ops"].end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+    return a["cycles"].template get<std::uint64_t>() > b["cycles"].template get<std::uint64_t>();
+  });
+  int shortened = 0;
+  for (std::size_t i = 0; i < 10 && i < ops.size(); ++i) {
+    const std::string name = ops[i]["name"];
+    char id[16];
+    std::snprintf(id, sizeof id, "\n    %-4u ", ops[i]["id"].get<unsigned>());
+    const std::size_t at = r.out.find(id);
+    REQUIRE(at != std::string::npos);
+    const std::string shown = r.out.substr(at + std::string(id).size(), 28);
+    CAPTURE(name, shown);
+    if (name.size() <= 28) {
+      CHECK(shown.substr(0, name.size()) == name);
+    } else {
+      ++shortened;
+      CHECK(shown == name.substr(0, 12) + ".." + name.substr(name.size() - 14));
+    }
+  }
+  CHECK(shortened > 0);
 }
 
 TEST_CASE("cli: ideal memory is no slower than the same chip with boundless simple memory",
