@@ -100,9 +100,13 @@ int run_run(const RunCommandArgs& args) {
   if (const char* crash = std::getenv("TPUSIM_TEST_CRASH"))
     for (const std::string& o : args.overrides)
       if (o == crash) std::abort();
-  // An input named as one of -o's report files would be deleted by the next line: refused first.
-  check_output_files(report_paths(args.out), {args.workload, args.chip});
-  if (!args.out.empty()) remove_earlier_reports(args.out);
+  // An input named as one of the outputs would be deleted by the next line: refused first.
+  std::vector<std::string> earlier = report_paths(args.out);
+  earlier.push_back(args.watch.vcd);
+  earlier.push_back(args.watch.show_out);
+  // Resolved: `-c teach-4x4 --vcd configs/chips/teach-4x4.yaml` names the chip's file.
+  check_output_files(earlier, {resolve_workload_path(args.workload), resolve_chip_path(args.chip)});
+  remove_earlier_outputs(earlier);
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   spdlog::debug("chip {} from {}", chip.spec.name, resolve_chip_path(args.chip));
   const std::string workload_path = resolve_workload_path(args.workload);
@@ -126,6 +130,15 @@ int run_run(const RunCommandArgs& args) {
     if (!args.inputs.empty() || !args.dump.empty()) check_npy_file_names(graph);
     data = prepare_functional_data(graph, args.inputs, args.seed);
     options.index_values = data.indices;
+    // The arrays this run will dump; an earlier run's must not pass for them if it fails. (Not
+    // every .npy there: --inputs may name the same directory.)
+    if (!args.dump.empty()) {
+      std::vector<std::string> dumped;
+      for (const workloads::Tensor& t : graph.tensors)
+        if (t.role == workloads::TensorRole::kOutput || data.generated.count(t.name))
+          dumped.push_back((std::filesystem::path(args.dump) / npy_file_name(t.name)).string());
+      remove_earlier_outputs(dumped);
+    }
   }
   const auto lower_start = std::chrono::steady_clock::now();
   isa::Lowered lowered = compile_workload(chip, graph, options);

@@ -106,11 +106,17 @@ std::vector<std::uint8_t> read_binary(const std::string& path) {
 
 int run_exec(const ExecCommandArgs& args) {
   const auto wall_start = std::chrono::steady_clock::now();
-  // An input named as one of -o's report files would be deleted by the next line: refused first.
-  std::vector<std::string> named_inputs{args.program, args.chip};
+  // An input named as one of the outputs would be deleted by the next line: refused first.
+  // Resolved: `-c teach-4x4 --vcd configs/chips/teach-4x4.yaml` names the chip's file.
+  std::vector<std::string> named_inputs{args.program, resolve_chip_path(args.chip)};
   for (const std::string& load : args.loads) named_inputs.push_back(image_file(load));
-  check_output_files(report_paths(args.out), named_inputs);
-  if (!args.out.empty()) remove_earlier_reports(args.out);
+  std::vector<std::string> earlier = report_paths(args.out);
+  earlier.push_back(args.watch.vcd);
+  earlier.push_back(args.watch.show_out);
+  for (const std::string& dump : args.dumps)
+    if (dump.find('=') != std::string::npos) earlier.push_back(image_file(dump));
+  check_output_files(earlier, named_inputs);
+  remove_earlier_outputs(earlier);
   const config::ChipConfig chip = config::load_chip_config(resolve_chip_path(args.chip), args.overrides);
   if (!args.functional && !(args.loads.empty() && args.dumps.empty()))
     throw InputError("--load and --dump need --functional (timing mode carries no data)");

@@ -133,16 +133,18 @@ void check_functional_data_fits(const workloads::Graph& graph, const ChipSpec& c
                      " GiB; run without --functional (timing only)");
 }
 
-void remove_earlier_reports(const std::string& dir) {
+void remove_earlier_outputs(const std::vector<std::string>& files) {
   namespace fs = std::filesystem;
   std::error_code ec;
   // With them go the .partial files of a run stopped while writing. A directory of one of these
-  // names is left, to fail the write, saying so.
-  for (const char* name : kReportFiles)
-    for (const fs::path& old :
-         {fs::path(dir) / name, fs::path(dir) / (std::string(name) + ".partial")})
-      if (fs::is_regular_file(old, ec)) fs::remove(old, ec);
+  // names is left, to fail the write, saying so; a device is not a file to remove.
+  for (const std::string& file : files)
+    if (!file.empty())
+      for (const fs::path& old : {fs::path(file), fs::path(file + ".partial")})
+        if (fs::is_regular_file(old, ec)) fs::remove(old, ec);
 }
+
+void remove_earlier_reports(const std::string& dir) { remove_earlier_outputs(report_paths(dir)); }
 
 std::vector<std::string> report_paths(const std::string& dir) {
   std::vector<std::string> paths;

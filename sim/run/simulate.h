@@ -49,6 +49,9 @@ void check_functional_data_fits(const workloads::Graph& graph, const ChipSpec& c
 // An earlier run's reports in `dir` must not pass for this run's if this one fails, whatever it
 // fails on (report.json marks a complete run): removed first thing.
 void remove_earlier_reports(const std::string& dir);
+// The same for other files a run writes (a waveform, an array page, dumps): regular files only,
+// with their .partial temporaries; empty names are skipped.
+void remove_earlier_outputs(const std::vector<std::string>& files);
 // The output directory exists (or is created) and takes files, before the run spends any time.
 void prepare_output_dir(const std::string& dir);
 // The report files a run writes into `dir` (none when it is empty), for check_output_files().

@@ -154,6 +154,10 @@ TEST_CASE("cli: unusable program and output paths exit 2 with one line, before s
       {"asm " + program + " -o " + dir.path("x.tbin") + " --set core.mxu.rows=8",
        "--set requires --chip"},
   };
+  // A run removes its earlier outputs first thing: an input named as one must be refused before
+  // that, chips and workloads named by preset included. Put back if a regression removed it.
+  const std::string chip_file = TPUSIM_SOURCE_DIR "/configs/chips/teach-4x4.yaml";
+  const std::string chip_text = slurp(chip_file);
   for (const auto& [args, message] : cases) {
     INFO(args);
     const Result r = run_tpusim(args);
@@ -162,6 +166,10 @@ TEST_CASE("cli: unusable program and output paths exit 2 with one line, before s
     CHECK_THAT(r.err, Catch::Contains(message));
   }
   CHECK(slurp(dir.path("in/trace.json")) == "x");
+  if (slurp(chip_file) != chip_text) {
+    std::ofstream(chip_file, std::ios::binary) << chip_text;
+    FAIL("the chip file named as --vcd was removed or changed");
+  }
 }
 
 TEST_CASE("cli: results that cannot all be written to stdout are a failed run", "[cli][isa]") {
@@ -210,6 +218,38 @@ TEST_CASE("cli: -o through a link writes what the link names and keeps the link"
               .exit_code == 0);
   CHECK(fs::is_symlink(fs::symlink_status(out + "/report.json")));
   CHECK(fs::file_size(out + "/ops.csv") > 0);
+}
+
+TEST_CASE("cli: a failed run leaves no earlier run's waveform, array page or dumps",
+          "[cli][show]") {
+  // As with the reports: files of an earlier run under the names this run writes would pass for
+  // its own. They go first thing, with a temporary a killed run left behind.
+  TempDir dir;
+  const std::string vcd = dir.path("w.vcd"), page = dir.path("p.html"), dump = dir.path("dump");
+  const std::string watch =
+      " --vcd '" + vcd + "' --show --show-format html --show-out '" + page + "'";
+  const std::string teach = "run -q -c teach-4x4 -w workloads/teach/matmul-4x4.yaml";
+  REQUIRE(run_tpusim(teach + watch).exit_code == 0);
+  REQUIRE(std::filesystem::exists(vcd));
+  REQUIRE(std::filesystem::exists(page));
+  dir.write("w.vcd.partial", "a run killed while writing");
+  // Refused with the chip (an integer-only cycle-level array cannot take bf16 operands).
+  CHECK(run_tpusim(teach + watch + " --set 'core.mxu.precisions={bf16: 1}'").exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists(vcd));
+  CHECK_FALSE(std::filesystem::exists(page));
+  CHECK_FALSE(std::filesystem::exists(vcd + ".partial"));
+  // Dumps: refused after the data is made (a graph of int8 on a bf16-only array is timing only).
+  const std::string gemmini =
+      "run -q -c gemmini-16x16 -w workloads/teach/matmul-4x4.yaml --functional --dump '" + dump +
+      "'";
+  REQUIRE(run_tpusim(gemmini).exit_code == 0);
+  for (const char* name : {"/a.npy", "/b.npy", "/c.npy"})
+    REQUIRE(std::filesystem::exists(dump + name));
+  dir.write("dump/keep.npy", "not this run's");
+  CHECK(run_tpusim(gemmini + " --set 'core.mxu.precisions={bf16: 1}'").exit_code == 2);
+  for (const char* name : {"/a.npy", "/b.npy", "/c.npy"})
+    CHECK_FALSE(std::filesystem::exists(dump + name));
+  CHECK(std::filesystem::exists(dump + "/keep.npy"));  // not a name this run writes
 }
 
 TEST_CASE("cli: a waveform, array page or dumped tensor cut short is not left behind",
