@@ -352,7 +352,8 @@ int run_sweep(const SweepCommandArgs& args) {
   if (sweep::run_jobs(jobs, options, on_done) == sweep::RunEnd::kInterrupted) {
     std::cerr << "sweep interrupted: " << new_rows.size() << " of " << jobs.size()
               << " points finished this run and are in " << results_path
-              << "; the same command resumes\n";
+              << (args.force ? "; the same command without --force resumes\n"
+                             : "; the same command resumes\n");
     return 130;
   }
 

@@ -59,6 +59,38 @@ std::string teach_sweep() {
          "  core.mxu.writeback_latency: [1 cycles, 4 cycles]\n";
 }
 
+// A sweep of six ResNet-50 points (about half a second each), so a signal lands mid-sweep.
+const std::string kSlowSweep = R"(chip: tpu-v4i
+workloads: [resnet50]
+axes:
+  core.mxu.dataflow: [ws, os, is]
+zip:
+  - core.mxu.rows: [64, 128]
+    core.mxu.cols: [64, 128]
+)";
+
+// Starts `tpusim sweep FILE --out OUT -j 2 EXTRA` from the source tree, its stderr into `err`,
+// and returns once a row is in results.csv (or 60 s have passed); the caller signals and reaps.
+pid_t start_sweep(const std::string& file, const std::string& out, const char* extra,
+                  const std::string& err) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(TPUSIM_SOURCE_DIR) != 0) _exit(126);
+    dup2(open("/dev/null", O_WRONLY), STDOUT_FILENO);
+    dup2(open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), STDERR_FILENO);
+    execl(TPUSIM_EXE, TPUSIM_EXE, "sweep", file.c_str(), "--out", out.c_str(), "-j", "2", extra,
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (pid > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (fs::exists(out + "/results.csv") && !sw::read_results(out + "/results.csv").rows.empty())
+      break;
+  }
+  return pid;
+}
+
 std::map<std::string, std::string> as_map(const sw::Row& header, const sw::Row& row) {
   std::map<std::string, std::string> m;
   for (std::size_t i = 0; i < header.size(); ++i) m[header[i]] = row[i];
@@ -121,40 +153,18 @@ TEST_CASE("sweep run: every point at -j 2, figures equal its report and the matm
 
 TEST_CASE("sweep run: killed midway, a rerun runs only the unfinished points", "[sweep]") {
   TempDir dir;
-  // ResNet-50 points take about half a second each, so the kill lands mid-sweep.
-  const std::string file = dir.write("s.yaml", R"(chip: tpu-v4i
-workloads: [resnet50]
-axes:
-  core.mxu.dataflow: [ws, os, is]
-zip:
-  - core.mxu.rows: [64, 128]
-    core.mxu.cols: [64, 128]
-)");
+  const std::string file = dir.write("s.yaml", kSlowSweep);
   const std::string out = dir.path("out");
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(TPUSIM_SOURCE_DIR) != 0) _exit(126);
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
-    execl(TPUSIM_EXE, TPUSIM_EXE, "sweep", file.c_str(), "--out", out.c_str(), "-j", "2",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  // No flag of its own: an empty argument would be one.
+  const pid_t pid = start_sweep(file, out, nullptr, dir.path("err"));
   REQUIRE(pid > 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  std::size_t rows_seen = 0;
-  while (rows_seen == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (fs::exists(out + "/results.csv"))
-      rows_seen = sw::read_results(out + "/results.csv").rows.size();
-  }
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
-  REQUIRE(rows_seen >= 1);
+  REQUIRE(fs::exists(out + "/results.csv"));
 
   const sw::ResultsTable before = sw::read_results(out + "/results.csv");
+  REQUIRE(!before.rows.empty());
   REQUIRE(before.rows.size() < 6);  // the kill came before the end
   const sw::Layout layout(before.header);
   std::map<std::string, fs::file_time_type> mtimes;
@@ -180,6 +190,30 @@ zip:
     CHECK(fs::last_write_time(out + "/points/" + id + "/report.json") == mtime);
   for (const sw::Row& row : before.rows)
     CHECK(std::find(after.rows.begin(), after.rows.end(), row) != after.rows.end());
+}
+
+TEST_CASE("sweep run: interrupted, it says which command resumes, --force or not", "[sweep]") {
+  for (const bool force : {false, true}) {
+    CAPTURE(force);
+    TempDir dir;
+    const std::string file = dir.write("s.yaml", kSlowSweep);
+    const std::string out = dir.path("out");
+    const pid_t pid = start_sweep(file, out, force ? "--force" : nullptr, dir.path("err"));
+    REQUIRE(pid > 0);
+    kill(pid, SIGINT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 130);
+    const std::string err = slurp(dir.path("err"));
+    CHECK_THAT(err, Catch::Contains(force ? "; the same command without --force resumes\n"
+                                          : "; the same command resumes\n"));
+    // What it says resumes does: the finished points are kept.
+    const std::size_t done = sw::read_results(out + "/results.csv").rows.size();
+    REQUIRE(done >= 1);
+    const Result rerun = run_tpusim("sweep " + file + " --out " + out + " -j 2");
+    CHECK_THAT(rerun.out, Catch::Contains(std::to_string(done) + " already done"));
+  }
 }
 
 TEST_CASE("sweep run: two shards merged equal the unsharded sweep", "[sweep]") {
