@@ -281,11 +281,16 @@ SweepFile parse_sweep_file(const std::string& path) {
 
 std::string sweep_relative(const SweepFile& sweep, const std::string& written,
                            const std::function<std::string(const std::string&)>& resolve) {
+  // Absolute: the points' commands and fingerprints must not depend on the folder the sweep is
+  // started (or resumed) from.
+  const auto absolute = [](const fs::path& p) {
+    return fs::absolute(p).lexically_normal().generic_string();
+  };
   const bool bare = written.find('/') == std::string::npos && fs::path(written).extension().empty();
-  if (bare) return resolve(written);
+  if (bare) return absolute(resolve(written));
   const fs::path p(written);
-  if (p.is_absolute()) return written;
-  return (fs::path(sweep.path).parent_path() / p).lexically_normal().generic_string();
+  if (p.is_absolute()) return absolute(p);
+  return absolute(fs::path(sweep.path).parent_path() / p);
 }
 
 namespace {

@@ -90,8 +90,8 @@ struct SweepEnvironment {
 // is named), every file exists; section swaps are read. Returns the resolved base chip path.
 std::string check_sweep(SweepFile& sweep, const SweepEnvironment& env);
 
-// A path as written in the sweep file: bare names are left to `resolve`, relative paths are
-// relative to the sweep file's folder.
+// A path as written in the sweep file, made absolute: bare names are left to `resolve`,
+// relative paths are relative to the sweep file's folder.
 std::string sweep_relative(const SweepFile& sweep, const std::string& written,
                            const std::function<std::string(const std::string&)>& resolve);
 

@@ -347,6 +347,21 @@ TEST_CASE("sweep run: results of an edited sweep file are not mixed in, --force 
   CHECK_THAT(forced.out, Catch::Contains("6 points (6 run, 0 already done), 0 failed"));
 }
 
+TEST_CASE("sweep run: a resume from another folder reuses the points", "[sweep]") {
+  // The chip is a preset, found from any folder; the points' commands name it by its absolute
+  // path, so where the sweep was started does not count as an input.
+  TempDir dir;
+  dir.write("w.yaml", slurp(kMatmul));
+  const std::string file = dir.write(
+      "s.yaml", "chip: teach-4x4\nworkloads: [w.yaml]\naxes:\n  core.mxu.dataflow: [ws, os]\n");
+  const std::string command = "sweep " + file + " --out " + dir.path("out") + " -j 2";
+  REQUIRE(run_tpusim(command).exit_code == 0);
+  const Result elsewhere = run_tpusim(command, "cd '" + dir.path("") + "' &&");
+  INFO(elsewhere.err);
+  CHECK(elsewhere.exit_code == 0);
+  CHECK_THAT(elsewhere.out, Catch::Contains("2 points (0 run, 2 already done)"));
+}
+
 TEST_CASE("sweep run: a resume reuses no result whose chip, set: or workload changed", "[sweep]") {
   TempDir dir;
   // A chip and an energy table of its own, so that editing them changes no path in the command.
