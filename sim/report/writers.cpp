@@ -24,6 +24,14 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+// A fraction to `digits` significant digits: a small utilization keeps its precision, where a
+// fixed count of decimals left 0.000490 of 0.000490089 (and 0.000000 below 5e-7).
+std::string significant(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
 // 1234567 -> "1.23 M", 0.0000123 -> "12.30 u"
 std::string scaled(double v, const char* unit) {
   const char* prefixes[] = {"p", "n", "u", "m", "", "k", "M", "G", "T", "P"};
@@ -322,7 +330,7 @@ std::string ops_csv(const Report& r) {
     out << o.id << ",\"" << o.name << "\"," << o.kind << "," << o.start_cycle << "," << o.end_cycle
         << "," << o.cycles << "," << o.mxu_cycles << "," << o.mxu_stream_cycles << "," << o.macs
         << "," << o.hbm_read_bytes << "," << o.hbm_write_bytes << "," << fixed(o.energy_pj, 3)
-        << "," << fixed(o.mxu_utilization, 6) << "\n";
+        << "," << significant(o.mxu_utilization, 9) << "\n";
   }
   return out.str();
 }

@@ -402,6 +402,45 @@ TEST_CASE("run: an fp32 graph lowers as fp32 where the MXU rounds it, else as th
   CHECK(contains(teach, "note: the graph's fp32 is not an MXU precision of teach-4x4"));
 }
 
+TEST_CASE("run: ops.csv holds report.json's operators, figure for figure", "[run][report]") {
+  // tpu-v1 decoding GPT-2 leaves its MXU at a few 1e-4 per operator: small figures must keep
+  // their precision in the CSV too.
+  TempDir dir;
+  const std::string command = "cd '" TPUSIM_SOURCE_DIR "' && '" TPUSIM_EXE
+                              "' run -q -c tpu-v1 -w gpt2-small-decode -o '" +
+                              dir.path("out") + "' > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const auto report = nlohmann::json::parse(slurp(dir.path("out") + "/report.json"));
+  std::istringstream csv(slurp(dir.path("out") + "/ops.csv"));
+  std::string line;
+  REQUIRE(std::getline(csv, line));
+  CHECK(line ==
+        "id,name,kind,start_cycle,end_cycle,cycles,mxu_cycles,mxu_stream_cycles,macs,"
+        "hbm_read_bytes,hbm_write_bytes,energy_pj,mxu_utilization");
+  std::size_t n = 0;
+  for (; std::getline(csv, line); ++n) {
+    REQUIRE(n < report["ops"].size());
+    const auto& op = report["ops"][n];
+    // The name is quoted; no sample name holds a quote or a comma.
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    REQUIRE(cells.size() == 13);
+    CAPTURE(line);
+    CHECK(cells[0] == std::to_string(op["id"].get<std::uint64_t>()));
+    CHECK(cells[1] == "\"" + op["name"].get<std::string>() + "\"");
+    CHECK(cells[2] == op["kind"].get<std::string>());
+    const char* integers[] = {"start_cycle",    "end_cycle",         "cycles",
+                              "mxu_cycles",     "mxu_stream_cycles", "macs",
+                              "hbm_read_bytes", "hbm_write_bytes"};
+    for (std::size_t k = 0; k < 8; ++k)
+      CHECK(cells[3 + k] == std::to_string(op[integers[k]].get<std::uint64_t>()));
+    CHECK(std::stod(cells[11]) == Approx(op["energy_pj"].get<double>()).margin(5e-4));
+    CHECK(std::stod(cells[12]) == Approx(op["mxu_utilization"].get<double>()).epsilon(1e-8));
+  }
+  CHECK(n == report["ops"].size());
+}
+
 TEST_CASE("run: a 2048^3 bf16 GEMM keeps tpu-v4i's MXUs at least 95% busy", "[run]") {
   // 2048^3 MACs over 4 MXUs of 128x128 is 131072 cycles of pure compute; the schedule adds only the
   // first tile's loads and the last tile's read-out and store, which the tile choice keeps small.
