@@ -155,7 +155,7 @@ int run_run(const RunCommandArgs& args) {
   request.out_dir = args.out;
   request.workload = graph.name;
   request.wall_start = wall_start;
-  request.title = workload_path;
+  request.title = args.workload;  // as given: the page must not depend on the folder run from
   request.watch = WatchOptions{args.watch.vcd, args.watch.show, args.watch.show_format,
                                args.watch.show_out, args.watch.mxu};
   request.before = [&](models::BackingStore& store) { write_tensors(store, lowered, data); };
