@@ -115,10 +115,6 @@ int run_run(const RunCommandArgs& args) {
                 graph.ops.size(), graph.tensors.size());
   if (!args.functional && !(args.inputs.empty() && args.dump.empty()))
     throw InputError("--inputs and --dump need --functional (timing mode carries no data)");
-  std::vector<std::string> outputs = report_paths(args.out);
-  outputs.push_back(args.watch.vcd);
-  outputs.push_back(args.watch.show_out);
-  check_output_files(outputs, {workload_path, resolve_chip_path(args.chip)});
   if (!args.out.empty()) prepare_output_dir(args.out);
   if (!args.dump.empty()) prepare_output_dir(args.dump);
 

@@ -122,13 +122,6 @@ int run_exec(const ExecCommandArgs& args) {
     throw InputError("--load and --dump need --functional (timing mode carries no data)");
   const std::vector<MemoryImage> loads = parse_images(args.loads, false, chip.spec);
   const std::vector<MemoryImage> dumps = parse_images(args.dumps, true, chip.spec);
-  std::vector<std::string> outputs = report_paths(args.out);
-  outputs.push_back(args.watch.vcd);
-  outputs.push_back(args.watch.show_out);
-  std::vector<std::string> inputs{args.program, resolve_chip_path(args.chip)};
-  for (const MemoryImage& image : dumps) outputs.push_back(image.file);
-  for (const MemoryImage& image : loads) inputs.push_back(image.file);
-  check_output_files(outputs, inputs);
   if (!args.out.empty()) prepare_output_dir(args.out);
   isa::Program program = isa::read_program_file(args.program);
   isa::check(program, chip.spec);

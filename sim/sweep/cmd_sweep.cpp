@@ -108,10 +108,6 @@ std::string file_text(const std::string& path) {
   return text;
 }
 
-// What a point's result depends on besides the simulator: its command (chip, workload and every
-// --set, swapped sections inline) and the contents of the chip and workload files, fingerprinted.
-// Saved beside its report as points/<id>/inputs.txt; a resumed sweep reuses a result only when
-// this is unchanged, so an edited chip file or `set:` cannot mix old and new results.
 // Every figure of an energy table, exactly: the chip config holds only the table's path, and an
 // edited table changes every point's energy.
 std::string energy_text(const EnergyTable& t) {
@@ -130,6 +126,11 @@ std::string energy_text(const EnergyTable& t) {
   return out.str();
 }
 
+// What a point's result depends on besides the simulator: its command (chip, workload and every
+// --set, swapped sections inline) and the contents of the chip (its energy table included) and
+// workload files, fingerprinted.
+// Saved beside its report as points/<id>/inputs.txt; a resumed sweep reuses a result only when
+// this is unchanged, so an edited chip file or `set:` cannot mix old and new results.
 class PointInputs {
  public:
   PointInputs(const sweep::SweepFile& s, std::string chip) : s_(s), chip_(std::move(chip)) {
