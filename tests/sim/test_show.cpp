@@ -174,18 +174,16 @@ TEST_CASE("show: the HTML page is self-contained and its controls reach every cy
   CHECK(page.find("http") == std::string::npos);
   // The same command from another folder writes the same page (the title names the workload
   // as given, not as found).
-  const std::string run_here = "cd '" + kSource +
-                               "' && '" TPUSIM_EXE
-                               "' run -c teach-4x4 -w teach/matmul-4x4 --show --show-format html "
-                               "--show-out '" +
-                               dir.path("s.html") + "' > /dev/null 2>&1";
-  const std::string run_elsewhere = "cd '" + dir.path("") +
-                                    "' && '" TPUSIM_EXE
-                                    "' run -c teach-4x4 -w teach/matmul-4x4 --show --show-format "
-                                    "html --show-out '" +
-                                    dir.path("t.html") + "' > /dev/null 2>&1";
-  REQUIRE(std::system(run_here.c_str()) == 0);
-  REQUIRE(std::system(run_elsewhere.c_str()) == 0);
+  const auto page_from = [&](const std::string& folder, const std::string& page) {
+    const std::string command = "cd '" + folder +
+                                "' && '" TPUSIM_EXE
+                                "' run -c teach-4x4 -w teach/matmul-4x4 --show --show-format html "
+                                "--show-out '" +
+                                dir.path(page) + "' > /dev/null 2>&1";
+    REQUIRE(std::system(command.c_str()) == 0);
+  };
+  page_from(kSource, "s.html");
+  page_from(dir.path(""), "t.html");
   CHECK(slurp(dir.path("s.html")) == slurp(dir.path("t.html")));
   if (std::system("command -v node > /dev/null 2>&1") != 0) {
     // CTest reports the test as skipped on this line (SKIP_REGULAR_EXPRESSION), not passed.
