@@ -1,6 +1,11 @@
 #include "sim/cli/chip_path.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
+
+#include "sim/base/errors.h"
+#include "workloads/suggest.h"
 
 namespace tpusim::sim {
 
@@ -11,7 +16,24 @@ namespace {
 // `gemm-2048` does not hide the preset of that name; only when there is none is it a file in the
 // working directory. Anything else is a path used as given when it exists, else looked up as
 // `folder/ARG` (so `tpuv1/mlp0` and `tpu-v4i.yaml` also name presets).
-std::string resolve_named(const std::string& arg, const std::string& folder) {
+// The names `folder` offers (its .yaml and .csv files, without the extension) under the
+// working directory and the source tree, sorted.
+std::vector<std::string> names_in(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  for (const std::string& dir : {folder, std::string(TPUSIM_SOURCE_DIR) + "/" + folder}) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::path& p = it->path();
+      if (p.extension() == ".yaml" || p.extension() == ".csv") names.push_back(p.stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::string resolve_named(const std::string& arg, const std::string& folder, const char* what) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const bool bare_name = arg.find('/') == std::string::npos && fs::path(arg).extension().empty();
@@ -22,19 +44,25 @@ std::string resolve_named(const std::string& arg, const std::string& folder) {
   const std::string in_source = std::string(TPUSIM_SOURCE_DIR) + "/" + relative;
   if (fs::exists(in_source, ec)) return in_source;
   if (fs::exists(arg, ec)) return arg;
-  // Let the loader report the missing file: under the preset's name for a bare name, as given
-  // for a path.
-  return bare_name ? relative : arg;
+  // A path: the loader reports the missing file as given. A bare name was meant as a preset.
+  if (!bare_name) return arg;
+  throw InputError(std::string("unknown ") + what + " '" + arg + "': no " + relative +
+                   " here or in the source tree, and no file of that name" +
+                   workloads::suggestion(arg, names_in(folder)));
 }
 
 }  // namespace
 
-std::string resolve_chip_path(const std::string& chip) { return resolve_named(chip, "configs/chips"); }
+std::string resolve_chip_path(const std::string& chip) {
+  return resolve_named(chip, "configs/chips", "chip");
+}
 
-std::string resolve_workload_path(const std::string& workload) { return resolve_named(workload, "workloads"); }
+std::string resolve_workload_path(const std::string& workload) {
+  return resolve_named(workload, "workloads", "workload");
+}
 
 std::string resolve_memory_preset_path(const std::string& preset) {
-  return resolve_named(preset, "configs/memory");
+  return resolve_named(preset, "configs/memory", "DRAM preset");
 }
 
 }  // namespace tpusim::sim

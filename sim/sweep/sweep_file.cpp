@@ -317,8 +317,12 @@ void bind_value(const std::string& key, Value& v, const ConfigNode* base_node,
   const auto beside = [&sweep](const std::string& name) {
     return (fs::path(sweep.path).parent_path() / name).lexically_normal().generic_string();
   };
-  v.file = sweep_relative(sweep, v.text,
-                          ends_with(key, "memory.hbm") ? env.resolve_memory_preset : beside);
+  try {
+    v.file = sweep_relative(sweep, v.text,
+                            ends_with(key, "memory.hbm") ? env.resolve_memory_preset : beside);
+  } catch (const InputError& e) {
+    fail(v.where, key, e.what());
+  }
   std::error_code ec;
   if (!fs::is_regular_file(v.file, ec))
     fail(v.where, key,
@@ -337,9 +341,10 @@ void bind_value(const std::string& key, Value& v, const ConfigNode* base_node,
 }  // namespace
 
 std::string check_sweep(SweepFile& sweep, const SweepEnvironment& env) {
-  const std::string chip_path = sweep_relative(sweep, sweep.chip, env.resolve_chip);
+  std::string chip_path;
   ConfigNode base;
   try {
+    chip_path = sweep_relative(sweep, sweep.chip, env.resolve_chip);
     base = env.load_chip(chip_path, {});
   } catch (const InputError& e) {
     fail(sweep.chip_where, "chip", e.what());
@@ -370,7 +375,11 @@ std::string check_sweep(SweepFile& sweep, const SweepEnvironment& env) {
       bind_value(a.key, a.values[i], node, sweep, env);
   }
   for (Workload& w : sweep.expanded) {
-    w.path = sweep_relative(sweep, w.name, env.resolve_workload);
+    try {
+      w.path = sweep_relative(sweep, w.name, env.resolve_workload);
+    } catch (const InputError& e) {
+      fail(w.where, "workloads", e.what());
+    }
     std::error_code ec;
     if (!fs::is_regular_file(w.path, ec))
       fail(w.where, "workloads",

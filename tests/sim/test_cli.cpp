@@ -483,40 +483,6 @@ ops:
   CHECK_THAT(r.err, Catch::Contains("unknown key 'a\\nb'"));
 }
 
-TEST_CASE("cli: samples in subfolders and preset file names resolve, a missing file is named",
-          "[cli]") {
-  // Run from the source tree (run_tpusim does): workloads/tpuv1/mlp0.yaml by its sample name,
-  // configs/chips/tpu-v4i.yaml by its file name.
-  const Result mlp = run_tpusim("run -c tpu-v4i.yaml -w tpuv1/mlp0");
-  CHECK(mlp.exit_code == 0);
-  CHECK(mlp.out.rfind("tpusim: mlp0 on tpu-v4i\n", 0) == 0);
-  const Result missing = run_tpusim("run -w nowhere/graph");
-  CHECK(missing.exit_code == 2);
-  CHECK(missing.err ==
-        "error: nowhere/graph: no such file (a sample is named without folder or extension, e.g. "
-        "'resnet50' or 'tpuv1/mlp0', for workloads/NAME.yaml)\n");
-}
-
-TEST_CASE("cli: a folder named like a preset does not hide it, a file without one is used",
-          "[cli]") {
-  TempDir dir;
-  fs::create_directories(dir.path("tpu-v4i"));
-  fs::create_directories(dir.path("gemm-2048"));
-  dir.write("mychip", "extends: " TPUSIM_SOURCE_DIR "/configs/chips/teach-4x4.yaml\nname: mine\n");
-  const Result presets = run_tpusim("config tpu-v4i", dir.path(""));
-  CHECK(presets.exit_code == 0);
-  CHECK_THAT(presets.out, Catch::Contains("name: tpu-v4i"));
-  // No preset is called mychip: the file of that name in the working directory.
-  const Result own = run_tpusim("config mychip", dir.path(""));
-  CHECK(own.exit_code == 0);
-  CHECK_THAT(own.out, Catch::Contains("name: mine"));
-  // The sample gemm-2048 despite the folder of that name, which is also the output folder.
-  const Result run = run_tpusim("run -c tpu-v4i -w gemm-2048 -o gemm-2048", dir.path(""));
-  CHECK(run.exit_code == 0);
-  CHECK_THAT(run.out, Catch::StartsWith("tpusim: gemm-2048 on tpu-v4i\n"));
-  CHECK(fs::is_regular_file(dir.path("gemm-2048/report.json")));
-}
-
 TEST_CASE("cli: -v logs what a run did on stderr, stdout holds the summary alone", "[cli]") {
   const Result quiet = run_tpusim("run -w bert-base-layer-s128");
   const Result verbose = run_tpusim("run -v -w bert-base-layer-s128");

@@ -316,7 +316,10 @@ TEST_CASE("sweep run: bad sweep files exit 2 with one line and write nothing", "
       {head + "axes:\n  core.mxu.rows: [4]\nconstraints:\n  - core.mxu.rows => 4\n", "=> 4",
        "constraints: unknown operator '=' (comparisons: == != < <= > >=) in 'core.mxu.rows => 4'"},
       {"chip: teach-4x4\nworkloads: [resnet51]\n", "resnet51",
-       "workloads: workload 'resnet51' not found"},
+       "workloads: unknown workload 'resnet51': no workloads/resnet51.yaml here or in the source "
+       "tree, and no file of that name (did you mean 'resnet50'?)"},
+      {"chip: teach-4x4\nworkloads: [graphs/none.yaml]\n", "graphs/none.yaml",
+       "workloads: workload 'graphs/none.yaml' not found (no file "},
   };
   for (const Case& c : cases) {
     INFO(c.text);
