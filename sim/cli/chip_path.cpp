@@ -11,11 +11,6 @@ namespace tpusim::sim {
 
 namespace {
 
-// A bare name (no folder, no extension) is a preset or sample first: `folder/NAME.yaml` under the
-// working directory, then under the source tree, so that an output folder called `tpu-v4i` or
-// `gemm-2048` does not hide the preset of that name; only when there is none is it a file in the
-// working directory. Anything else is a path used as given when it exists, else looked up as
-// `folder/ARG` (so `tpuv1/mlp0` and `tpu-v4i.yaml` also name presets).
 // The names `folder` offers (its .yaml and .csv files, without the extension) under the
 // working directory and the source tree, sorted.
 std::vector<std::string> names_in(const std::string& folder) {
@@ -33,6 +28,11 @@ std::vector<std::string> names_in(const std::string& folder) {
   return names;
 }
 
+// A bare name (no folder, no extension) is a preset or sample first: `folder/NAME.yaml` under the
+// working directory, then under the source tree, so that an output folder called `tpu-v4i` or
+// `gemm-2048` does not hide the preset of that name; only when there is none is it a file in the
+// working directory. Anything else is a path used as given when it exists, else looked up as
+// `folder/ARG` (so `tpuv1/mlp0` and `tpu-v4i.yaml` also name presets).
 std::string resolve_named(const std::string& arg, const std::string& folder, const char* what) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -7,7 +7,8 @@ namespace tpusim::sim {
 inline constexpr const char* kDefaultChip = "tpu-v4i";
 
 // A chip argument is a path to a YAML file, or the bare name of a preset in configs/chips/
-// ("tpu-v4i"), looked up under the working directory and then under the source tree.
+// ("tpu-v4i"), looked up under the working directory and then under the source tree. A bare
+// name that is no preset and no file throws InputError naming the nearest preset.
 std::string resolve_chip_path(const std::string& chip);
 
 inline constexpr const char* kDefaultWorkload = "bert-base-layer-s128";
