@@ -73,9 +73,10 @@ TEST_CASE("exec: read data crosses the interconnect only once the memory has rea
 
 TEST_CASE("exec: an executing instruction keeps its queue entry", "[exec][sequencer]") {
   // queue_depth 1: the second load to dma0 is dispatched only once the first has issued all
-  // its chunks, as the checker counts queues. Its 128 chunks of 512 B complete one per 8 cycles
-  // (64 B a cycle) from setup + latency on, and the last issues only once the one 64 slots
-  // (max_outstanding) ahead of it has completed.
+  // its chunks. The sequencer offers it one dispatch after the first (cycle 2 x kDispatch). The
+  // first load's 128 chunks of 512 B leave the channel one per 8 cycles (64 B a cycle) from
+  // dispatch + setup on, and each lands latency + a port write later. Its last chunk issues once
+  // the one 64 slots (max_outstanding) ahead of it has landed, and with it the entry is free.
   const std::string program =
       ".op 0 load \"l\"\n.core 0\n"
       "load dma0 dst=vmem:0 src=hbm:0 elem=65536\n"
@@ -83,26 +84,36 @@ TEST_CASE("exec: an executing instruction keeps its queue entry", "[exec][sequen
   const Run r = exec(program, "--set core.sequencer.queue_depth=1");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  const auto stalled =
-      unit_stats(r.report, "chip.core0.seq")["queue_full_cycles"].get<std::uint64_t>();
   const std::uint64_t chunks = 65536 / kChunk, chunk_cycles = kChunk / kBytesPerCycle, slots = 64;
-  CHECK(stalled >= kSetup + kLatency + (chunks - slots) * chunk_cycles - 2 * kDispatch);
-  // All of it on the DMA engine's queue.
+  const auto landed = [&](std::uint64_t chunk) {  // chunk from 0, the channel always busy
+    return kDispatch + kSetup + (chunk + 1) * chunk_cycles + kLatency + kChunk / kPort;
+  };
+  const std::uint64_t entry_free = landed(chunks - 1 - slots);
   const json& seq = unit_stats(r.report, "chip.core0.seq");
+  const auto stalled = seq["queue_full_cycles"].get<std::uint64_t>();
+  CHECK(stalled == entry_free - 2 * kDispatch);
+  // All of it on the DMA engine's queue.
   CHECK(seq["queue_full_dma_cycles"].get<std::uint64_t>() == stalled);
   CHECK(seq["queue_full_mxu_cycles"].get<std::uint64_t>() == 0);
   CHECK(seq["queue_full_vpu_cycles"].get<std::uint64_t>() == 0);
+  // The second load's chunk issues long before the channel is free: it is the 129th in line.
+  CHECK(r.report["cycles"].get<std::uint64_t>() == landed(chunks));
 }
 
 TEST_CASE("exec: a DMA engine stores what it loaded only once the load has landed", "[exec][dma]") {
   // No semaphore between them: the queue's order holds through memory. The store reads vmem
-  // after the load's last byte is in (load_cycles), and its write then takes at least the
-  // memory's latency.
+  // once the load's last byte is in (load_cycles), through a port (kChunk / kPort) and the
+  // array's read latency (1 cycle: the chip leaves vmem.latency at its default). Its data then
+  // crosses two 512 B links, cut through (one cycle in all), takes the channel for kChunk /
+  // kBytesPerCycle and is written the memory's latency later.
   const std::string program =
       ".op 0 copy \"c\"\n.core 0\n"
       "load dma0 dst=vmem:0 src=hbm:0 elem=512\n"
       "store dma0 dst=hbm:65536 src=vmem:0 elem=512\nhalt\n";
-  CHECK(cycles_of(program) >= load_cycles(kDispatch, 512) + kLatency);
+  const std::uint64_t vmem_read_latency = 1, link_cycles = 1;
+  CHECK(cycles_of(program, "--set 'noc.link_width=512 B'") ==
+        load_cycles(kDispatch, kChunk) + kChunk / kPort + vmem_read_latency + link_cycles +
+            kChunk / kBytesPerCycle + kLatency);
 }
 
 TEST_CASE("exec: a weight load takes its port time in the gaps a DMA stream leaves",
