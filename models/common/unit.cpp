@@ -17,6 +17,7 @@ Unit::Unit(sc_core::sc_module_name name, const SimContext& ctx, Semaphores& sema
       track_(ctx.trace.add_track(this->name())) {
   SC_HAS_PROCESS(Unit);
   SC_THREAD(run);
+  SC_THREAD(settle_signals);
 }
 
 void Unit::push(std::uint32_t instruction) {
@@ -42,6 +43,30 @@ void Unit::wait_drained() {
     sc_core::wait(last_completion_ - sc_core::sc_time_stamp());
 }
 
+void Unit::fire(std::uint32_t sem, bool reads, const sc_core::sc_time& floor) {
+  semaphores_.signal_at(sem, std::max(reads ? last_read_ : last_completion_, floor));
+}
+
+void Unit::closed_through(std::uint64_t mark) {
+  // last_completion_ and last_read_ cover the work before `mark` now: exactly, when the unit
+  // reports each piece of work as it closes it in order; otherwise they may cover more, which
+  // only makes the signal later, never early.
+  while (!deferred_.empty() && deferred_.front().mark <= mark) {
+    fire(deferred_.front().sem, deferred_.front().reads, deferred_.front().floor);
+    deferred_.pop_front();
+  }
+}
+
+void Unit::settle_signals() {
+  for (;;) {
+    while (deferred_.empty()) sc_core::wait(deferred_added_);
+    const std::uint64_t mark = deferred_.front().mark;
+    settle_through(mark);
+    // A unit that does not report closed_through() has completed everything by now.
+    closed_through(mark);
+  }
+}
+
 void Unit::trace(std::uint32_t index, std::uint32_t op, const sc_core::sc_time& start,
                  const sc_core::sc_time& end) {
   ctx_.trace.record(track_, index, op, ctx_.ps(start), ctx_.ps(end));
@@ -50,8 +75,10 @@ void Unit::trace(std::uint32_t index, std::uint32_t op, const sc_core::sc_time& 
 void Unit::run() {
   for (;;) {
     while (queue_.num_available() == 0) {
-      if (settle_wanted_ && unsettled()) {
-        settle();
+      // Every request is answered, also when the signal thread has settled everything since
+      // it was made: wait_drained() waits for this notification.
+      if (settle_wanted_) {
+        if (unsettled()) settle();
         settle_wanted_ = false;
         taken_.notify(sc_core::SC_ZERO_TIME);
         continue;
@@ -62,10 +89,13 @@ void Unit::run() {
     const isa::Instruction& inst = ctx_.program.instructions[index];
     if (const auto* signal = std::get_if<isa::SemSignal>(&inst.body)) {
       // Fires when all earlier work of this unit has completed (or, for `reads`, has read its
-      // sources); the unit itself moves on.
-      settle();
-      semaphores_.signal_at(signal->sem, std::max(signal->reads ? last_read_ : last_completion_,
-                                                  sc_core::sc_time_stamp()));
+      // sources); the unit itself moves on, also while that work's completion is not yet known.
+      if (unsettled()) {
+        deferred_.push_back({signal->sem, signal->reads, sc_core::sc_time_stamp(), settle_mark()});
+        deferred_added_.notify(sc_core::SC_ZERO_TIME);
+      } else {
+        fire(signal->sem, signal->reads, sc_core::sc_time_stamp());
+      }
     } else if (const auto* w = std::get_if<isa::SemWait>(&inst.body)) {
       semaphores_.wait(w->sem, w->count, index);
     } else {

@@ -5,6 +5,7 @@
 // and a `sem.wait` holds back everything after it.
 
 #include <cstdint>
+#include <deque>
 #include <string>
 
 #include <systemc>
@@ -41,10 +42,20 @@ class Unit : public sc_core::sc_module {
   }
   // A unit may leave work whose completion is not yet known when execute() returns (a DMA
   // engine's chunks still in the DRAM controllers): settle() completes it, calling complete_at().
-  // The unit's own thread settles before a `sem.signal` and, when asked by wait_drained(), once
-  // its queue is empty; until then the next instructions go ahead.
+  // The unit's own thread settles when asked by wait_drained(), once its queue is empty; until
+  // then the next instructions go ahead.
   virtual bool unsettled() const { return false; }
   virtual void settle() {}
+  // A `sem.signal` reached while work is unsettled does not hold the unit's queue: the unit's
+  // second thread serves such signals, oldest first, while the first goes on. settle_mark()
+  // names the work a signal waits for (a DMA engine: the descriptors issued so far);
+  // settle_through(mark), called on the second thread alongside execute(), completes it,
+  // waiting as needed; and the unit reports through closed_through(mark) the moment all work
+  // before `mark` has completed (complete_at() and reads_done_at() called for it), which fires
+  // the signals waiting for it.
+  virtual std::uint64_t settle_mark() const { return 0; }
+  virtual void settle_through(std::uint64_t /*mark*/) { settle(); }
+  void closed_through(std::uint64_t mark);
   // Records an instruction's interval on this unit's trace track.
   void trace(std::uint32_t index, std::uint32_t op, const sc_core::sc_time& start,
              const sc_core::sc_time& end);
@@ -54,6 +65,9 @@ class Unit : public sc_core::sc_module {
 
  private:
   void run();
+  // Completes the work that deferred signals wait for, oldest signal first.
+  void settle_signals();
+  void fire(std::uint32_t sem, bool reads, const sc_core::sc_time& floor);
 
   sc_core::sc_fifo<std::uint32_t> queue_;
   const std::uint32_t depth_;
@@ -64,6 +78,14 @@ class Unit : public sc_core::sc_module {
   sc_core::sc_event taken_;
   sc_core::sc_event settle_request_;
   bool settle_wanted_ = false;
+  struct DeferredSignal {
+    std::uint32_t sem;
+    bool reads;
+    sc_core::sc_time floor;  // when the unit reached it: it fires no sooner
+    std::uint64_t mark;      // it waits for the work before settle_mark() as it was then
+  };
+  std::deque<DeferredSignal> deferred_;
+  sc_core::sc_event deferred_added_;
   std::uint32_t track_;
 };
 

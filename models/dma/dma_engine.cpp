@@ -22,12 +22,19 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const SimContext& ctx, Semaph
 
 void DmaEngine::resolve(Slot& slot) {
   if (!slot.pending) return;
-  slot.pending = false;
+  if (slot.resolving) {
+    while (slot.resolving) sc_core::wait(resolved_);
+    return;
+  }
+  slot.resolving = true;
   const sc_core::sc_time arrived = memory->complete(slot.ticket);
   slot.free_at = slot.dst ? slot.dst->transfer(arrived, slot.bytes, true, slot.op) : arrived;
   Open& o = open_of(slot.descriptor);
   o.last_done = std::max(o.last_done, slot.free_at);
   --o.pending;
+  slot.pending = false;
+  slot.resolving = false;
+  resolved_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void DmaEngine::close_finished() {
@@ -43,12 +50,24 @@ void DmaEngine::close_finished() {
     trace(o.index, o.op, o.start, o.last_done);
     complete_at(o.last_done);
     reads_done_at(o.last_done);  // a DMA has read its source once its chunks are complete
+    const std::uint64_t next = o.seq + 1;
     open_.pop_front();
+    closed_through(next);
   }
 }
 
 void DmaEngine::settle() {
   for (std::size_t k = 0; k < slots_.size(); ++k) resolve(slots_[(next_slot_ + k) % slots_.size()]);
+  close_finished();
+}
+
+void DmaEngine::settle_through(std::uint64_t mark) {
+  // Oldest first. Slots the engine takes meanwhile hold later descriptors and are left alone.
+  const std::size_t oldest = next_slot_;
+  for (std::size_t k = 0; k < slots_.size(); ++k) {
+    Slot& slot = slots_[(oldest + k) % slots_.size()];
+    if (slot.pending && slot.descriptor < mark) resolve(slot);
+  }
   close_finished();
 }
 
@@ -104,7 +123,8 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
       sc_core::sc_time at = std::max(issue_at, slot.free_at);
       if (hazards) at = after_writes_to(d.src.space, src, bytes, seq, at);
       // Requests reach shared resources in simulated-time order: one wait per chunk (with model
-      // hbm, rarely, more in resolve() while a completion is not yet decided).
+      // hbm, rarely, more in resolve() while a completion is not yet decided or the signal
+      // thread is completing it).
       if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
 
       std::uint8_t* data = ctx_.functional ? buffer_.data() : nullptr;
@@ -152,7 +172,8 @@ void DmaEngine::execute(const isa::Instruction& inst, std::uint32_t index) {
       if (memory->ready(ticket)) resolve(slot);
     }
   });
-  // Chunks still in the memory complete later (settle(), or as their slots are needed).
+  // Chunks still in the memory complete later: as their slots are needed, on the signal thread
+  // (settle_through()), or at settle().
   open_of(seq).issued = true;
   close_finished();
 }

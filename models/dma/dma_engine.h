@@ -2,8 +2,9 @@
 // One DMA engine of a core: executes load/store descriptors in queue order. Each contiguous run
 // is cut into chunks of core.dma.chunk bytes; up to max_outstanding chunks are in flight. An
 // off-chip chunk is posted to the memory when it issues and completed when its slot is needed
-// again (DeferredMemoryIf), so the DRAM controllers see every chunk in flight; on-chip chunks go
-// through the SRAM ports.
+// again, or by the engine's signal thread when a `sem.signal` waits for it (DeferredMemoryIf,
+// Unit), so the DRAM controllers see every chunk in flight; on-chip chunks go through the SRAM
+// ports.
 
 #include <array>
 #include <cstdint>
@@ -78,6 +79,7 @@ class DmaEngine : public Unit {
   struct Slot {
     sc_core::sc_time free_at = sc_core::SC_ZERO_TIME;
     bool pending = false;
+    bool resolving = false;  // a thread waits in the memory for its completion (resolve())
     DeferredMemoryIf::Ticket ticket = 0;
     Sram* dst = nullptr;
     std::uint64_t bytes = 0;
@@ -104,7 +106,12 @@ class DmaEngine : public Unit {
   void execute(const isa::Instruction& inst, std::uint32_t index) override;
   bool unsettled() const override { return !open_.empty(); }
   void settle() override;
-  // Completes the slot's transaction (waiting if its completion is not yet decided).
+  std::uint64_t settle_mark() const override { return next_seq_; }
+  // Completes the chunks of the descriptors before `mark`.
+  void settle_through(std::uint64_t mark) override;
+  // Completes the slot's transaction (waiting if its completion is not yet decided). The
+  // engine's thread and the one of its deferred signals both resolve slots: one that the other
+  // is resolving is waited for, not completed twice.
   void resolve(Slot& slot);
   Open& open_of(std::uint64_t seq) { return open_[seq - open_.front().seq]; }
   // Whether an earlier descriptor's chunk that writes into the source of `d` may not have landed
@@ -123,6 +130,7 @@ class DmaEngine : public Unit {
   std::vector<Slot> slots_;
   std::size_t next_slot_ = 0;         // the slot the next chunk takes (oldest in flight)
   std::deque<Open> open_;
+  sc_core::sc_event resolved_;    // a slot that was resolving is resolved
   std::uint64_t busy_until_ = 0;  // the cycle up to which busy_cycles covers the engine's time
   std::uint64_t next_seq_ = 0;
   // Spaces this engine has written (after_writes_to() need not look otherwise), by isa::Space.

@@ -331,6 +331,7 @@ DeferredMemoryIf::Ticket Memory::post(bool write, std::uint64_t addr, std::uint8
     free_tickets_.pop_back();
   }
   Transaction& t = transactions_[ticket];
+  t.live = true;
   t.write = write;
   t.decided = false;
   t.horizon_open = false;
@@ -380,6 +381,10 @@ bool Memory::ready(Ticket ticket) {
 }
 
 sc_core::sc_time Memory::complete(Ticket ticket) {
+  // Two threads of one DMA engine complete chunks (its own and its signal thread's): a ticket
+  // completed twice would be freed twice and handed to two later posts.
+  if (ticket >= transactions_.size() || !transactions_[ticket].live)
+    throw SimError("memory: transaction " + std::to_string(ticket) + " completed twice");
   // Other processes may post while this one waits, growing transactions_: index, never hold.
   while (!ready(ticket)) {
     const Transaction& t = transactions_[ticket];
@@ -404,6 +409,7 @@ sc_core::sc_time Memory::complete(Ticket ticket) {
   }
   const double done_s = transactions_[ticket].done_s;
   if (transactions_[ticket].horizon_open) ctx_.horizon->close(transactions_[ticket].arrival);
+  transactions_[ticket].live = false;
   free_tickets_.push_back(ticket);
   return sc_core::sc_time(done_s, sc_core::SC_SEC);
 }

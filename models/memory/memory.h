@@ -127,6 +127,7 @@ class Memory : public sc_core::sc_module, public DeferredMemoryIf {
     bool write = false;
     bool decided = false;
     bool horizon_open = false;
+    bool live = false;  // posted and not yet completed: a ticket completes once
     std::uint32_t op = 0, core = 0;
     double arrival_s = 0, done_s = 0;
     std::uint64_t arrival = 0;             // arrival_s in SystemC time units (BookingHorizon)

@@ -382,6 +382,47 @@ TEST_CASE("memory: a DMA engine pipelines across descriptors whatever the memory
   }
 }
 
+TEST_CASE("memory: a DMA engine's signal waits for its chunks without holding its queue",
+          "[memory][hbm][exec][dma]") {
+  // dma0 loads `first`, signals s0, loads `second` and signals s1, while three other engines
+  // keep the banks busy (16 MiB apart: row conflicts), so the DRAM decides first's chunks long
+  // after they issue. The signals must still let `second` issue and finish as it does with no
+  // signal there, and the VPU's ops that wait on them must start when `first` and `second` have
+  // landed, in order. Until session 35 the engine's thread waited for those decisions at the
+  // signal: `second` started at cycle 1030 instead of 563 (command engine).
+  std::string head =
+      ".op 0 load \"first\"\n.op 1 load \"second\"\n.op 2 relu \"r0\"\n"
+      ".op 3 relu \"r1\"\n.op 4 load \"busy\"\n.core 0\n.op 4\n";
+  for (int e = 1; e <= 3; ++e)
+    head += "load dma" + std::to_string(e) + " dst=vmem:" + std::to_string((e + 1) << 20) +
+            " src=hbm:" + std::to_string(e << 24) + " elem=1048576\n";
+  head += ".op 0\nload dma0 dst=vmem:0 src=hbm:0 elem=65536\n";
+  const std::string second = ".op 1\nload dma0 dst=vmem:65536 src=hbm:65536 elem=65536\n";
+  const std::string signalled_program =
+      head + "sem.signal dma0 s0\n" + second +
+      "sem.signal dma0 s1\n"
+      ".op 2\nsem.wait vpu s0\nvpu.relu dtype=fp32 shape=[8,128] dst=vmem:262144 a=vmem:0\n"
+      ".op 3\nsem.wait vpu s1\nvpu.relu dtype=fp32 shape=[8,128] dst=vmem:266240 "
+      "a=vmem:65536\nhalt\n";
+  const auto op = [](const json& report, const char* name) {
+    for (const json& o : report["ops"])
+      if (o["name"] == name) return o;
+    FAIL("no op " << name);
+    return json();
+  };
+  for (const std::string& sets :
+       {std::string("--set memory.model=simple"), hbm_with("command"), hbm_with("timeline")}) {
+    CAPTURE(sets);
+    TempDir a, b;
+    const json signalled = exec(a, "tpu-v4i", signalled_program, sets);
+    const json plain = exec(b, "tpu-v4i", head + second + "halt\n", sets);
+    CHECK(op(signalled, "second")["start_cycle"] == op(plain, "second")["start_cycle"]);
+    CHECK(op(signalled, "second")["end_cycle"] == op(plain, "second")["end_cycle"]);
+    CHECK(op(signalled, "r0")["start_cycle"] == op(signalled, "first")["end_cycle"]);
+    CHECK(op(signalled, "r1")["start_cycle"] == op(signalled, "second")["end_cycle"]);
+  }
+}
+
 TEST_CASE("memory: late DRAM decisions never book a link or port twice", "[memory][hbm][exec]") {
   // The bank model decides a chunk's arrival after the simulation has moved on; its data is
   // then booked through the interconnect and vmem at that past time. Two engines load 64 KiB
