@@ -61,10 +61,24 @@ void Unit::settle_signals() {
   for (;;) {
     while (deferred_.empty()) sc_core::wait(deferred_added_);
     const std::uint64_t mark = deferred_.front().mark;
-    settle_through(mark);
+    try {
+      settle_through(mark);
+    } catch (const Error&) {
+      if (!ctx_.failure) throw;
+      stop_for_error();
+      return;
+    }
     // A unit that does not report closed_through() has completed everything by now.
     closed_through(mark);
   }
+}
+
+void Unit::stop_for_error() {
+  if (!*ctx_.failure) *ctx_.failure = std::current_exception();
+  // Stopped for the error, not by a user: no "Simulation stopped by user" line.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
+                                          sc_core::SC_DO_NOTHING);
+  sc_core::sc_stop();
 }
 
 void Unit::trace(std::uint32_t index, std::uint32_t op, const sc_core::sc_time& start,
@@ -78,7 +92,13 @@ void Unit::run() {
       // Every request is answered, also when the signal thread has settled everything since
       // it was made: wait_drained() waits for this notification.
       if (settle_wanted_) {
-        if (unsettled()) settle();
+        try {
+          if (unsettled()) settle();
+        } catch (const Error&) {
+          if (!ctx_.failure) throw;
+          stop_for_error();
+          return;
+        }
         settle_wanted_ = false;
         taken_.notify(sc_core::SC_ZERO_TIME);
         continue;
@@ -104,11 +124,7 @@ void Unit::run() {
         execute(inst, index);
       } catch (const Error&) {
         if (!ctx_.failure) throw;
-        if (!*ctx_.failure) *ctx_.failure = std::current_exception();
-        // Stopped for the error, not by a user: no "Simulation stopped by user" line.
-        sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
-                                                sc_core::SC_DO_NOTHING);
-        sc_core::sc_stop();
+        stop_for_error();
         return;
       }
       if (!read_reported_ && last_completion_ > last_read_) last_read_ = last_completion_;

@@ -68,6 +68,9 @@ class Unit : public sc_core::sc_module {
   // Completes the work that deferred signals wait for, oldest signal first.
   void settle_signals();
   void fire(std::uint32_t sem, bool reads, const sc_core::sc_time& floor);
+  // Inside a catch of an Error, with ctx_.failure set: keeps the error for the caller of
+  // sc_start and stops the simulation.
+  void stop_for_error();
 
   sc_core::sc_fifo<std::uint32_t> queue_;
   const std::uint32_t depth_;
